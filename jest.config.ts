@@ -1,0 +1,29 @@
+import type { Config } from 'jest';
+
+// Tests run on the TypeScript sources as ESM (swc strips types; tsc checks them in `pnpm typecheck`).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { target: 'es2022', parser: { syntax: 'typescript' }, keepClassNames: true },
+    module: { type: 'es6' },
+  },
+] as const;
+
+const config: Config = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc as unknown as [string, Record<string, unknown>] },
+  moduleNameMapper: {
+    '^@svc/core$': '<rootDir>/packages/core/src/index.ts',
+    '^@svc/core/internal$': '<rootDir>/packages/core/src/internal.ts',
+    '^@svc/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',
+    '^@svc/migrations$': '<rootDir>/packages/migrations/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testTimeout: 30_000,
+  maxWorkers: 2,
+};
+
+export default config;

@@ -1,0 +1,24 @@
+import { auditModule } from '../audit/index.js';
+import { authModule } from '../auth/index.js';
+import { eventsModule } from '../events/index.js';
+import { healthModule } from '../health/index.js';
+import type { SvcModule } from '../kernel/module.js';
+import { mfaModule } from '../mfa/index.js';
+import { rbacModule } from '../rbac/index.js';
+import { userSettingsModule } from '../user-settings/index.js';
+import { usersModule } from '../users/index.js';
+
+/**
+ * The core modules in setup order: a module may read ports provided by those before it
+ * (and by later ones at request time). Router names are those of `disable_core_routers`.
+ */
+export const coreModules: SvcModule[] = [
+  healthModule,
+  authModule,
+  rbacModule,
+  usersModule,
+  userSettingsModule,
+  mfaModule,
+  auditModule,
+  eventsModule,
+];

@@ -1,0 +1,86 @@
+/** One error code of the registry: its HTTP status and default `loc`/`type`. */
+export interface ErrorSpec {
+  status: number;
+  loc?: readonly string[];
+  type?: string;
+}
+
+const AUTH_HEADER = ['header', 'Authorization'] as const;
+
+/**
+ * Every stable error code (SPEC "Errors"). Codes are public API: add, never rename or reuse.
+ * `errors.test.ts` keeps this, the locale catalogs and `docs/errors.md` in step.
+ */
+export const ERROR_CODES = {
+  // 400
+  'auth.username_taken': { status: 400, loc: ['body', 'username'] },
+  'user.username_or_email_exists': { status: 400, loc: ['body', 'username'] },
+  'auth.password_incorrect': { status: 400, loc: ['body', 'currentPassword'] },
+  'user.email_exists': { status: 400, loc: ['body', 'email'] },
+  'user.disabled': { status: 400, loc: AUTH_HEADER },
+  'user.cannot_delete_self': { status: 400, loc: ['path', 'user_id'] },
+  'user.cannot_demote_self': { status: 400, loc: ['body'] },
+  'db.invalid_value': { status: 400, loc: ['body'] },
+  'mfa.totp_invalid': { status: 400, loc: ['body', 'code'] },
+  'mfa.no_email': { status: 400, loc: ['body'] },
+  'mfa.email_code_invalid': { status: 400, loc: ['body', 'code'] },
+  'mfa.no_email_setup': { status: 400, loc: ['body'] },
+  'mfa.sms_code_invalid': { status: 400, loc: ['body', 'code'] },
+  'mfa.no_sms_setup': { status: 400, loc: ['body'] },
+  'request.invalid_json': { status: 400, loc: ['body'], type: 'json_invalid' },
+  // 401
+  'auth.invalid_credentials': { status: 401, loc: ['body', 'username'] },
+  'auth.not_authenticated': { status: 401, loc: AUTH_HEADER },
+  'auth.token_invalid': { status: 401, loc: AUTH_HEADER },
+  'auth.token_wrong_type': { status: 401, loc: AUTH_HEADER },
+  'auth.token_no_subject': { status: 401, loc: AUTH_HEADER },
+  'auth.token_revoked': { status: 401, loc: AUTH_HEADER },
+  'user.not_found': { status: 401, loc: AUTH_HEADER }, // admin lookups pass status 404 (SPEC "Errors")
+  'auth.refresh_token_invalid': { status: 401, loc: ['body', 'refresh_token'] },
+  'auth.refresh_user_invalid': { status: 401, loc: ['body', 'refresh_token'] },
+  'auth.refresh_token_revoked': { status: 401, loc: ['body', 'refresh_token'] },
+  'mfa.token_invalid': { status: 401, loc: ['body', 'mfa_token'] },
+  'mfa.challenge_not_found': { status: 401, loc: ['body', 'mfa_token'] },
+  'mfa.code_invalid': { status: 401, loc: ['body', 'code'] },
+  'mfa.not_configured': { status: 401, loc: ['body', 'mfa_token'] },
+  // 403
+  'auth.registration_disabled': { status: 403, loc: ['body'] },
+  'access.superuser_required': { status: 403, loc: AUTH_HEADER },
+  'access.staff_required': { status: 403, loc: AUTH_HEADER },
+  'access.permissions_missing': { status: 403, loc: AUTH_HEADER }, // params.permissions
+  'access.loopback_only': { status: 403, loc: ['header', 'Host'] },
+  'mfa.disabled': { status: 403, loc: ['body'] },
+  // 404
+  'request.not_found': { status: 404, loc: ['path'] },
+  // 405
+  'request.method_not_allowed': { status: 405, loc: ['path'] },
+  // 409
+  'mfa.already_enabled': { status: 409, loc: ['body'] },
+  'db.conflict': { status: 409, loc: ['body'] },
+  // 413, 415
+  'request.body_too_large': { status: 413, loc: ['body'] },
+  'request.unsupported_media_type': { status: 415, loc: ['header', 'Content-Type'] },
+  // 422
+  'auth.password_too_short': { status: 422, loc: ['body', 'password'] }, // params.min_length
+  'auth.password_unchanged': { status: 422, loc: ['body', 'newPassword'] },
+  'user.settings_category_invalid': { status: 422, loc: ['path', 'category'] },
+  'user.settings_key_invalid': { status: 422, loc: ['path', 'key'] },
+  'user.settings_value_invalid': { status: 422, loc: ['body', 'value'] },
+  'request.validation_error': { status: 422, loc: ['body'] },
+  // 429
+  'auth.too_many_attempts': { status: 429, loc: ['body'] },
+  'mfa.too_many_attempts': { status: 429, loc: ['body'] },
+  'auth.rate_limited': { status: 429, loc: ['client'] },
+  // 500
+  'server.error': { status: 500, loc: [], type: 'server_error' },
+  // 503
+  'health.not_ready': { status: 503, loc: [] },
+  'db.unavailable': { status: 503, loc: [], type: 'server_error' },
+  'cache.unavailable': { status: 503, loc: [], type: 'server_error' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type CoreErrorCode = keyof typeof ERROR_CODES;
+
+export function isCoreErrorCode(code: string): code is CoreErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}

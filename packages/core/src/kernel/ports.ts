@@ -1,0 +1,145 @@
+import type { Orm } from './db/database.js';
+
+/** The user as the kernel and features see it (camelCase fields of SPEC "User", without secrets). */
+export interface AuthUser {
+  id: string;
+  username: string;
+  email: string | null;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  emailVerifiedAt: Date | null;
+  lastLoginAt: Date | null;
+  createdAt: Date;
+  passwordChangedAt: Date | null;
+}
+
+/** Token to user, for the kernel guards (implemented by `auth`). */
+export interface Authenticator {
+  /**
+   * Verifies an access token and loads its user with one indexed query. Throws `SvcError` with the codes of
+   * SPEC "Authentication" 3 (401s, and 400 `user.disabled` for an inactive user).
+   */
+  authenticate(token: string): Promise<AuthUser>;
+  /** Decodes an access token without a database query (activity log); null when invalid. */
+  peek(token: string): { userId: string; username?: string } | null;
+  /** The first superuser (for `swagger_noauth`), or null. */
+  firstSuperuser(): Promise<AuthUser | null>;
+}
+
+/** Effective permissions (implemented by `rbac`). */
+export interface PermissionResolver {
+  /** Codenames of the user's groups and direct permissions, in one query. */
+  effectivePermissions(userId: string): Promise<string[]>;
+}
+
+/** Revocation of a user's logins (implemented by `auth`). */
+export interface TokenRevoker {
+  revokeAll(userId: string): Promise<void>;
+}
+
+/** Payloads of core events (SPEC "Event types and audience"). */
+export interface CoreEvents {
+  login: { userId: string; username: string };
+  logout: { userId: string; username: string };
+  activity: {
+    userId: string | null;
+    username: string | null;
+    method: string;
+    path: string;
+    statusCode: number;
+    description: string | null;
+  };
+  user_permissions_changed: { userId: string };
+}
+
+/** Who receives a project event. */
+export type Audience =
+  | { kind: 'all' }
+  | { kind: 'superusers' }
+  | { kind: 'users'; userIds: string[] }
+  | { kind: 'permission'; codename: string };
+
+/** A user-level change that open event sockets must act on (SPEC "WebSocket connection"). */
+export type UserChange = 'deleted' | 'deactivated' | 'password_changed' | 'superuser_changed';
+
+/** Event delivery (implemented by `events`; a no-op when events are off). */
+export interface EventSink {
+  emit<K extends keyof CoreEvents>(type: K, data: CoreEvents[K]): void;
+  /** A project event with its own audience. */
+  emitCustom(type: string, data: Record<string, unknown>, audience: Audience): void;
+  /** Closes or re-checks the user's open sockets at once. */
+  userChanged(userId: string, change: UserChange): void;
+}
+
+/** The audit feature's reader for the events snapshot. */
+export interface ActivityReader {
+  /** The last `limit` entries, oldest first, snake_case database field names; null if the table is missing. */
+  recent(limit: number): Promise<Record<string, unknown>[] | null>;
+}
+
+/** The second factor during login (implemented by `mfa`). */
+export interface SecondFactor {
+  /** When the user must pass a second step, starts the challenge and returns the `mfa_token`. */
+  startChallenge(user: AuthUser): Promise<string | null>;
+}
+
+/** A wrong password on a password-prompt route, counted on the login lock (implemented by `auth`). */
+export interface LoginGuard {
+  /** Throws 429 (`code`) with `Retry-After` while locked. */
+  assertNotLocked(userId: string, code: 'auth.too_many_attempts' | 'mfa.too_many_attempts'): Promise<void>;
+  /** Verifies the user's password; a wrong one is counted on the lockout counter. */
+  verifyPassword(userId: string, password: string): Promise<boolean>;
+  /** Counts one failure (a wrong MFA code); true when the account is now locked. */
+  recordFailure(userId: string): Promise<boolean>;
+  /** Issues the token pair after a completed login (MFA verify), emits `login`. */
+  completeLogin(user: AuthUser): Promise<{ access_token: string; token_type: 'bearer'; refresh_token: string }>;
+  hashPassword(password: string): Promise<string>;
+}
+
+/** Reading a user's settings from code (implemented by `user-settings`; 30-second cache). */
+export interface UserSettingsReader {
+  get(userId: string, path: string): Promise<unknown>;
+}
+
+/** What each port name carries. */
+export interface Ports {
+  authenticator: Authenticator;
+  permissions: PermissionResolver;
+  tokens: TokenRevoker;
+  events: EventSink;
+  activity: ActivityReader;
+  secondFactor: SecondFactor;
+  loginGuard: LoginGuard;
+  userSettings: UserSettingsReader;
+}
+
+/** The registry features provide ports into and read them from (wired by `app/`). */
+export interface PortRegistry {
+  provide<K extends keyof Ports>(name: K, impl: Ports[K]): void;
+  /** The port; throws when nobody provided it. */
+  get<K extends keyof Ports>(name: K): Ports[K];
+  /** The port, or undefined (optional features). */
+  find<K extends keyof Ports>(name: K): Ports[K] | undefined;
+}
+
+export function createPortRegistry(): PortRegistry {
+  const impls = new Map<string, unknown>();
+  return {
+    provide(name, impl) {
+      impls.set(name, impl);
+    },
+    get(name) {
+      const impl = impls.get(name);
+      if (impl === undefined) throw new Error(`port '${String(name)}' is not provided`);
+      return impl as never;
+    },
+    find(name) {
+      return impls.get(name) as never;
+    },
+  };
+}
+
+export type { Orm };
