@@ -1,0 +1,7 @@
+import type { CommandModule } from 'yargs';
+
+/**
+ * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
+ * makes the process exit with it.
+ */
+export const commands: CommandModule<any, any>[] = [];

@@ -1,0 +1,2 @@
+export { run } from './main.js';
+export { CliError } from './errors.js';

@@ -1,0 +1,43 @@
+import yargs from 'yargs';
+import { commands } from './commands/index.js';
+import { CliError } from './errors.js';
+
+/**
+ * Runs the `svc` program with `argv` and resolves to the exit code. Problems the user can fix are printed as
+ * one line on stderr (never a stack trace).
+ */
+export async function run(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const parser = yargs(argv)
+    .scriptName('svc')
+    .usage('$0 <command> [options]')
+    .option('base-dir', { type: 'string', default: '.', describe: 'Project directory (.env, svc.yaml, main.*)' })
+    .strict()
+    .demandCommand(1, 'Name a command: svc --help lists them.')
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version(false)
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((message, error) => {
+      throw error ?? new CliError(message ?? 'invalid command line', 2);
+    });
+  for (const command of commands) parser.command(command as never);
+  try {
+    const result = (await parser.parseAsync()) as { exitCode?: number };
+    exitCode = typeof result.exitCode === 'number' ? result.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CliError) {
+      process.stderr.write(`svc: ${error.message}\n`);
+      return error.exitCode;
+    }
+    const name = (error as Error)?.name;
+    if (name === 'ConfigError') {
+      process.stderr.write(`svc: ${(error as Error).message}\n`);
+      return 1;
+    }
+    process.stderr.write(`svc: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    return 1;
+  }
+  return exitCode;
+}
