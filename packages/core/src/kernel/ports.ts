@@ -20,9 +20,10 @@ export interface AuthUser {
 export interface Authenticator {
   /**
    * Verifies an access token and loads its user with one indexed query. Throws `SvcError` with the codes of
-   * SPEC "Authentication" 3 (401s, and 400 `user.disabled` for an inactive user).
+   * SPEC "Authentication" 3 (401s, and 400 `user.disabled` for an inactive user). With `withPermissions` the
+   * same query also returns the effective permission codenames (routes that require permissions).
    */
-  authenticate(token: string): Promise<AuthUser>;
+  authenticate(token: string, options?: { withPermissions?: boolean }): Promise<AuthUser & { permissions?: string[] }>;
   /** Decodes an access token without a database query (activity log); null when invalid. */
   peek(token: string): { userId: string; username?: string } | null;
   /** The first superuser (for `swagger_noauth`), or null. */

@@ -1,0 +1,343 @@
+import cluster from 'node:cluster';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { createCache } from '../kernel/cache/index.js';
+import type { Cache } from '../kernel/cache/cache.js';
+import { loadSettings } from '../kernel/config/load.js';
+import { effectiveLogLevel, type Settings, type SettingsInput } from '../kernel/config/schema.js';
+import { openDatabase, type Database } from '../kernel/db/database.js';
+import { createTablesSql } from '../kernel/db/ddl.js';
+import { coreTables } from '../kernel/db/tables.js';
+import { createHttpApp, type CompiledRoute, type MountedRouter } from '../kernel/http/server.js';
+import { createLogger, type Logger } from '../kernel/log/logger.js';
+import type { ModuleInstance, RequestRecord, SvcModule } from '../kernel/module.js';
+import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
+import type { HandlerSettings, Router } from '../kernel/router.js';
+import { buildAuthSchema } from './auth-schema.js';
+import { coreModules } from './modules.js';
+import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
+
+/** A UDP listener started in one worker only (SPEC "Limits": UDP listeners). */
+export interface UdpListener {
+  port: number;
+  host?: string;
+  onMessage(message: Buffer, remote: RemoteInfo): void | Promise<void>;
+}
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */
+  routers?: Router[];
+  /** Setting values that win over environment, `.env` and YAML (tests, embedding). */
+  settings?: Partial<SettingsInput> & Record<string, unknown>;
+  /** Project directory (`.env`, `svc.yaml`, relative file databases). @default process.cwd() or `--base-dir` */
+  baseDir?: string;
+  /** Per-user settings sections of the project (see `defineSettingsSection`). */
+  settingsSections?: unknown[];
+  /** Delivery of email and SMS codes; the default only logs a warning. */
+  mfaSender?: unknown;
+  /** Runs after every module started. */
+  onStartup?(app: App): void | Promise<void>;
+  /** Runs on graceful shutdown, before the databases close. */
+  onShutdown?(app: App): void | Promise<void>;
+  udpListeners?: UdpListener[];
+  /** Log destination. @default process.stderr */
+  logStream?: NodeJS.WritableStream;
+  /** Further modules (advanced; same contract as the core's). */
+  modules?: SvcModule[];
+  /** Replace the core module list (tests, advanced). */
+  coreModules?: SvcModule[];
+}
+
+/** What the CLI passes when it starts an app. */
+export interface InitOptions {
+  baseDir?: string;
+  settings?: Partial<SettingsInput> & Record<string, unknown>;
+  env?: Record<string, string | undefined>;
+}
+
+export interface ListenOptions {
+  host?: string;
+  port?: number;
+  /** Express `trust proxy`: `--proxy-headers` with `--forwarded-allow-ips`. @default 'loopback' */
+  trustProxy?: boolean | string | string[];
+  /** Whether this process starts the UDP listeners. @default true outside cluster workers, worker 1 inside */
+  udpListeners?: boolean;
+}
+
+/** Everything a running app holds; for the CLI, tests and the migrations package. */
+export interface AppRuntime {
+  settings: Settings;
+  log: Logger;
+  authDb: Database;
+  db: Database;
+  cache: Cache;
+  ports: PortRegistry;
+  routes: CompiledRoute[];
+  tables: Record<string, Record<string, unknown>>;
+  /** True when neither `auth_database_url` nor `database_url` is set (an in-memory database stands in). */
+  authDatabaseMissing: boolean;
+  baseDir: string;
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+/** A project's application: what `svc serve --app main:app` loads. */
+export interface App {
+  readonly options: AppOptions;
+  /** Loads settings, opens databases and cache, sets up modules. Idempotent. */
+  init(options?: InitOptions): Promise<AppRuntime>;
+  /** Starts the HTTP server (after `init`). */
+  listen(options?: ListenOptions): Promise<{ server: Server; host: string; port: number; url: string }>;
+  /** Graceful: stops accepting, lets in-flight requests finish, closes sockets, flushes queues, closes databases. */
+  close(): Promise<void>;
+  /** Node request listener (initialises on first request with defaults). */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The runtime; throws before `init`. */
+  readonly runtime: AppRuntime;
+}
+
+const noEvents: EventSink = {
+  emit() {},
+  emitCustom() {},
+  userChanged() {},
+};
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Creates the application: core modules (auth, users, permissions, settings, MFA, audit, events, health,
+ * version) plus the project's routers.
+ * @example
+ * export const app = createApp({ routers: [notes] });
+ */
+export function createApp(options: AppOptions = {}): App {
+  let runtime: AppRuntime | undefined;
+  let starting: Promise<AppRuntime> | undefined;
+  let instances: ModuleInstance[] = [];
+  let server: Server | undefined;
+  let udpSockets: Socket[] = [];
+  let closing: Promise<void> | undefined;
+
+  async function start(init: InitOptions): Promise<AppRuntime> {
+    const baseDir = resolve(init.baseDir ?? options.baseDir ?? process.cwd());
+    const settings = loadSettings({
+      baseDir,
+      env: init.env,
+      overrides: { ...(options.settings ?? {}), ...(init.settings ?? {}) },
+    });
+    const log = createLogger(
+      { level: effectiveLogLevel(settings), format: settings.log_format, stream: options.logStream },
+      'svc',
+    );
+    const authUrl = settings.auth_database_url || settings.database_url;
+    const authDatabaseMissing = authUrl === '';
+    if (authDatabaseMissing) {
+      log.warn('neither auth_database_url nor database_url is set: using a temporary in-memory database');
+    }
+    const authDb = openDatabase({ url: authUrl || ':memory:', settings, log: log.child('db'), baseDir });
+    const db =
+      settings.database_url && settings.database_url !== authUrl
+        ? openDatabase({ url: settings.database_url, settings, log: log.child('db'), baseDir })
+        : authDb;
+    const cache = await createCache({ settings, log: log.child('cache') });
+    const modules = [...(options.coreModules ?? coreModules), ...(options.modules ?? [])];
+    const tables: Record<string, Record<string, unknown>> = { core: coreTables(settings, authDb.dialect) };
+    for (const module of modules) {
+      if (module.tables) tables[module.name] = module.tables(settings, authDb.dialect);
+    }
+    if (settings.auto_create_auth_schema || authDatabaseMissing) {
+      await createAuthSchema(authDb, buildAuthSchema(settings, authDb.dialect, modules));
+    }
+    const ports = createPortRegistry();
+    ports.provide('events', noEvents);
+    const userSettingsReader = () => ports.find('userSettings');
+    const handlerSettings = Object.freeze({
+      ...settings,
+      get: async (user: { id: string } | string, path: string) => {
+        const reader = userSettingsReader();
+        if (!reader) throw new Error('user settings are not available (the settings module is disabled)');
+        return reader.get(typeof user === 'string' ? user : user.id, path);
+      },
+    }) as HandlerSettings;
+
+    const mounted: MountedRouter[] = [];
+    const onRequestEnd: ((record: RequestRecord) => void)[] = [];
+    instances = [];
+    for (const module of modules) {
+      const instance = await module.setup({
+        settings,
+        authDb,
+        db,
+        cache,
+        log: log.child(module.name),
+        ports,
+        options,
+        tables,
+        baseDir,
+      });
+      instances.push(instance);
+      if (instance.onRequestEnd) onRequestEnd.push(instance.onRequestEnd.bind(instance));
+      // disable_core_routers names routers (auth, settings, users, permissions, mfa, events, audit, health,
+      // version); a module's routers are also all removed by the module's name.
+      const core = (options.coreModules ?? coreModules).includes(module);
+      const disabled = core ? settings.disable_core_routers : settings.disable_routers;
+      if (!disabled.includes(module.name)) {
+        for (const router of instance.routers ?? []) {
+          if (!disabled.includes(router.name)) mounted.push({ router, core });
+        }
+      }
+    }
+    for (const router of options.routers ?? []) mounted.push({ router, core: false });
+
+    const http = createHttpApp({
+      settings,
+      log,
+      ports,
+      routers: mounted,
+      onRequestEnd,
+      db,
+      authDb,
+      cache,
+      handlerSettings,
+      emit: (type: string, data: Record<string, unknown>, audience?: Audience) =>
+        ports.get('events').emitCustom(type, data, audience ?? { kind: 'superusers' }),
+      trustProxy: listenTrustProxy,
+      docs: {
+        title: settings.app_name !== 'svc' ? settings.app_name : settings.project_name || SERVICE_NAME,
+        version: settings.version || SERVICE_VERSION,
+        description: settings.description,
+      },
+    });
+    const rt: AppRuntime = {
+      settings,
+      log,
+      authDb,
+      db,
+      cache,
+      ports,
+      routes: http.routes,
+      tables,
+      authDatabaseMissing,
+      baseDir,
+      handler: http.app as unknown as AppRuntime['handler'],
+    };
+    runtime = rt;
+    for (const instance of instances) await instance.onStartup?.();
+    await options.onStartup?.(app);
+    return rt;
+  }
+
+  let listenTrustProxy: ListenOptions['trustProxy'];
+
+  const app: App = {
+    options,
+    init(init = {}) {
+      starting ??= start(init);
+      return starting;
+    },
+    async listen(listenOptions = {}) {
+      listenTrustProxy = listenOptions.trustProxy;
+      const rt = await app.init();
+      if (listenOptions.trustProxy !== undefined) {
+        (rt.handler as unknown as { set(k: string, v: unknown): void }).set('trust proxy', listenOptions.trustProxy);
+      }
+      const host = listenOptions.host ?? rt.settings.host;
+      const port = listenOptions.port ?? rt.settings.port;
+      server = createServer({ keepAliveTimeout: 5_000 }, rt.handler);
+      for (const instance of instances) instance.onServer?.(server);
+      await new Promise<void>((resolvePromise, reject) => {
+        server!.once('error', reject);
+        server!.listen(port, host, () => {
+          server!.off('error', reject);
+          resolvePromise();
+        });
+      });
+      const address = server.address() as AddressInfo;
+      const startUdp = listenOptions.udpListeners ?? (!cluster.isWorker || cluster.worker?.id === 1);
+      if (startUdp) udpSockets = await startUdpListeners(options.udpListeners ?? [], rt.log);
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return { server, host: address.address, port: address.port, url: `http://${shownHost}:${address.port}` };
+    },
+    close() {
+      closing ??= (async () => {
+        const rt = runtime;
+        if (server) await stopServer(server);
+        for (const socket of udpSockets) socket.close();
+        for (const instance of [...instances].reverse()) {
+          try {
+            await instance.onShutdown?.();
+          } catch (error) {
+            rt?.log.error('module shutdown failed', { exc: error });
+          }
+        }
+        await options.onShutdown?.(app);
+        if (rt) {
+          await rt.cache.close().catch(() => undefined);
+          if (rt.db !== rt.authDb) await rt.db.close().catch(() => undefined);
+          await rt.authDb.close().catch(() => undefined);
+        }
+      })();
+      return closing;
+    },
+    handler(req, res) {
+      if (runtime) {
+        runtime.handler(req, res);
+        return;
+      }
+      app.init().then(
+        (rt) => rt.handler(req, res),
+        () => {
+          res.statusCode = 500;
+          res.end();
+        },
+      );
+    },
+    get runtime() {
+      if (!runtime) throw new Error('the app is not initialised: await app.init() first');
+      return runtime;
+    },
+  };
+  return app;
+}
+
+/** Stops accepting, lets in-flight requests finish (up to a grace period), then closes every socket. */
+async function stopServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  timer.unref();
+  await closed;
+  clearTimeout(timer);
+}
+
+async function startUdpListeners(listeners: UdpListener[], log: Logger): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (const listener of listeners) {
+    const socket = createSocket(listener.host?.includes(':') ? 'udp6' : 'udp4');
+    socket.on('message', (message, remote) => {
+      Promise.resolve()
+        .then(() => listener.onMessage(message, remote))
+        .catch((error) => log.error('UDP listener failed', { exc: error, port: listener.port }));
+    });
+    socket.on('error', (error) => log.error('UDP socket error', { exc: error, port: listener.port }));
+    await new Promise<void>((resolvePromise) => socket.bind(listener.port, listener.host, resolvePromise));
+    sockets.push(socket);
+  }
+  return sockets;
+}
+
+/** Creates the auth tables that do not exist yet (`auto_create_auth_schema`). */
+export async function createAuthSchema(db: Database, tables: Record<string, unknown>): Promise<void> {
+  const statements = await createTablesSql(db.dialect, tables);
+  for (const statement of statements) {
+    try {
+      await db.exec(statement);
+    } catch (error) {
+      // PostgreSQL foreign keys have no IF NOT EXISTS: an existing constraint means the schema is there.
+      const code = (error as { code?: string }).code;
+      if (code !== '42710' && code !== '42P07') throw error;
+    }
+  }
+}

@@ -1,0 +1,24 @@
+export { createApp, createAuthSchema } from './app/create-app.js';
+export type { App, AppOptions, AppRuntime, InitOptions, ListenOptions, UdpListener } from './app/create-app.js';
+export { SERVICE_NAME, SERVICE_VERSION } from './app/version.js';
+export {
+  defineRouter,
+  type Router,
+  type RouterOptions,
+  type RouteOptions,
+  type HandlerContext,
+  type HandlerSettings,
+  type HttpMethod,
+} from './kernel/router.js';
+export { SvcError, type SvcErrorOptions } from './kernel/errors/svc-error.js';
+export { ERROR_CODES, type CoreErrorCode } from './kernel/errors/codes.js';
+export { SettingsSchema, type Settings, type SettingsInput } from './kernel/config/schema.js';
+export { loadSettings, ConfigError, type LoadSettingsOptions } from './kernel/config/load.js';
+export { addTranslations } from './kernel/i18n/index.js';
+export { PaginationQuery, pageOf, pageSchema, type Page } from './kernel/pagination.js';
+export type { Cache } from './kernel/cache/cache.js';
+export type { Database } from './kernel/db/database.js';
+export type { Logger } from './kernel/log/logger.js';
+export type { AuthUser, Audience, CoreEvents } from './kernel/ports.js';
+export type { SvcModule, ModuleContext, ModuleInstance, RequestRecord } from './kernel/module.js';
+export { z } from 'zod';

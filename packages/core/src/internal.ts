@@ -1,0 +1,15 @@
+/**
+ * Internals for `@svc/cli` and `@svc/migrations` only: no compatibility promise.
+ */
+export { buildAuthSchema } from './app/auth-schema.js';
+export { coreModules } from './app/modules.js';
+export { createTablesSql, snapshotOf, diffSnapshots, drizzleKit } from './kernel/db/ddl.js';
+export { openDatabase, dialectOf, redactUrl, sqlitePath, type Orm } from './kernel/db/database.js';
+export { coreTables, type CoreTables, type Dialect } from './kernel/db/tables.js';
+export { loadSettings, readDotenv, checkSecretKey, ConfigError } from './kernel/config/load.js';
+export { SettingsSchema, SECRET_SETTINGS, MIN_SECRET_KEY_LENGTH, tableName, effectiveLogLevel } from './kernel/config/schema.js';
+export { createLogger, type Logger } from './kernel/log/logger.js';
+export { createCache } from './kernel/cache/index.js';
+export { createPortRegistry, type Ports, type PortRegistry } from './kernel/ports.js';
+export { ERROR_CODES } from './kernel/errors/codes.js';
+export { catalogs } from './kernel/i18n/index.js';

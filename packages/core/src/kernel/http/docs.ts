@@ -1,0 +1,138 @@
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  extendZodWithOpenApi,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
+import type express from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { z } from 'zod';
+import type { Settings } from '../config/schema.js';
+import { SvcError } from '../errors/svc-error.js';
+import { translator } from '../i18n/index.js';
+import type { CompiledRoute } from './server.js';
+import { isLocalDirect, sendError } from './respond.js';
+
+extendZodWithOpenApi(z);
+
+export interface DocsOptions {
+  routes: CompiledRoute[];
+  settings: Settings;
+  title: string;
+  version: string;
+  description: string;
+}
+
+const ErrorBody = z.object({
+  detail: z.array(
+    z.object({
+      loc: z.array(z.union([z.string(), z.number()])),
+      msg: z.string(),
+      type: z.string(),
+      code: z.string(),
+      params: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ),
+});
+
+/** Express `:id` → OpenAPI `{id}`. */
+function openApiPath(path: string): string {
+  return path.replace(/:(\w+)/g, '{$1}');
+}
+
+/** The OpenAPI 3.1 document of a set of routes, generated from their zod schemas. */
+export function buildOpenApiDocument(options: DocsOptions, core: boolean): Record<string, unknown> {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
+  registry.register('ErrorBody', ErrorBody);
+  for (const compiled of options.routes) {
+    if (compiled.core !== core || compiled.route.options.hidden) continue;
+    const opts = compiled.route.options;
+    const status = opts.status ?? 200;
+    const responseSchema = opts.response ?? z.unknown();
+    const enveloped =
+      opts.envelope === false
+        ? responseSchema
+        : opts.envelope === 'auth-token' && !options.settings.wrap_auth_token_response
+          ? responseSchema
+          : options.settings.envelope_enabled
+            ? z.object({ success: z.boolean(), message: z.string().nullable(), data: responseSchema })
+            : responseSchema;
+    const config: RouteConfig = {
+      method: compiled.method.toLowerCase() as RouteConfig['method'],
+      path: openApiPath(compiled.path),
+      summary: opts.summary,
+      description: opts.description,
+      tags: opts.tags ?? compiled.router.options.tags ?? [compiled.router.name],
+      request: {},
+      responses: {
+        [status]:
+          status === 204
+            ? { description: 'No content' }
+            : { description: 'Success', content: { 'application/json': { schema: enveloped } } },
+        default: { description: 'Error', content: { 'application/json': { schema: ErrorBody } } },
+      },
+    };
+    if (!compiled.requirements.public || compiled.requirements.permissions.length > 0) {
+      config.security = [{ bearerAuth: [] }];
+    }
+    if (opts.params instanceof z.ZodObject) config.request!.params = opts.params;
+    if (opts.query instanceof z.ZodObject) config.request!.query = opts.query;
+    if (opts.body) {
+      const type = opts.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+      config.request!.body = { content: { [type]: { schema: opts.body } }, required: true };
+    }
+    try {
+      registry.registerPath(config);
+    } catch {
+      // A schema the generator cannot describe still serves; it is documented without its request shapes.
+      registry.registerPath({ ...config, request: {} });
+    }
+  }
+  const generator = new OpenApiGeneratorV31(registry.definitions);
+  return generator.generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: core ? `${options.title} (core)` : options.title,
+      version: options.version,
+      description: options.description,
+    },
+  }) as unknown as Record<string, unknown>;
+}
+
+/**
+ * `/docs` (project routes) and `/docs/core` (core routes) with their OpenAPI documents at
+ * `/openapi.json` and `/openapi-core.json`. With `docs_enabled` false none of them exist (404).
+ */
+export function mountDocs(app: express.Express, options: DocsOptions): void {
+  if (!options.settings.docs_enabled) return;
+  let documents: { project: Record<string, unknown>; core: Record<string, unknown> } | undefined;
+  const build = () =>
+    (documents ??= { project: buildOpenApiDocument(options, false), core: buildOpenApiDocument(options, true) });
+  // swagger_noauth is a development aid: only direct loopback requests may use the docs then.
+  const localOnly: express.RequestHandler = (req, res, next) => {
+    if (options.settings.swagger_noauth && !isLocalDirect(req)) {
+      sendError(res, new SvcError('access.loopback_only'), translator(options.settings.default_locale));
+      return;
+    }
+    next();
+  };
+  app.get('/openapi.json', localOnly, (_req, res) => {
+    res.json(build().project);
+  });
+  app.get('/openapi-core.json', localOnly, (_req, res) => {
+    res.json(build().core);
+  });
+  const uiOptions = (url: string) => ({
+    swaggerOptions: { url, persistAuthorization: true },
+    customSiteTitle: options.title,
+  });
+  app.use('/docs/core', localOnly, swaggerUi.serveFiles(undefined, uiOptions('/openapi-core.json')));
+  app.get('/docs/core', localOnly, swaggerUi.setup(undefined, uiOptions('/openapi-core.json')));
+  app.use('/docs', localOnly, swaggerUi.serveFiles(undefined, uiOptions('/openapi.json')));
+  app.get('/docs', localOnly, swaggerUi.setup(undefined, uiOptions('/openapi.json')));
+}

@@ -1,0 +1,83 @@
+import type { Settings } from '../config/schema.js';
+import { SvcError } from '../errors/svc-error.js';
+import type { AuthUser, PortRegistry } from '../ports.js';
+import type { ProtectionOptions } from '../router.js';
+
+/** The requirements of a route: router and route options added up (SPEC "Route protection rules" 2). */
+export interface Requirements {
+  /** The route has no authentication dependency of its own. */
+  public: boolean;
+  permissions: string[];
+  requireStaff: boolean;
+  requireSuperuser: boolean;
+}
+
+export function combineRequirements(router: ProtectionOptions, route: ProtectionOptions): Requirements {
+  return {
+    public: Boolean(route.public ?? router.public),
+    permissions: [...new Set([...(router.permissions ?? []), ...(route.permissions ?? [])])],
+    requireStaff: Boolean(router.requireStaff || route.requireStaff),
+    requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
+  };
+}
+
+/** Whether a user must be loaded: not public, or any requirement (rule 4: public keeps router rules). */
+export function needsUser(req: Requirements): boolean {
+  return !req.public || req.permissions.length > 0 || req.requireStaff || req.requireSuperuser;
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+export interface GuardInput {
+  requirements: Requirements;
+  authorization: string | undefined;
+  /** Loopback request without proxy headers (for `swagger_noauth`). */
+  localDirect: boolean;
+  settings: Settings;
+  ports: PortRegistry;
+}
+
+/**
+ * Resolves the user of a request and enforces the route's requirements (SPEC "Route protection rules" 3:
+ * superuser passes; require_superuser; require_staff; permissions, listing exactly the missing ones).
+ */
+export async function guard(input: GuardInput): Promise<AuthUser | null> {
+  const { requirements, settings, ports } = input;
+  if (settings.global_noauth) return null;
+  const token = bearerToken(input.authorization);
+  const authenticator = ports.find('authenticator');
+  if (!needsUser(requirements)) {
+    if (!token || !authenticator) return null;
+    // A public route still sees a valid caller; a bad token there is simply no user.
+    return authenticator.authenticate(token).catch(() => null);
+  }
+  let user: AuthUser | null = null;
+  if (!token) {
+    if (settings.swagger_noauth && input.localDirect && !input.authorization && authenticator) {
+      user = await authenticator.firstSuperuser();
+    }
+    if (!user) {
+      throw new SvcError('auth.not_authenticated', {
+        loc: ['header', 'Authorization'],
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
+    }
+  } else {
+    if (!authenticator) throw new Error('no authenticator is registered (the auth module is disabled)');
+    user = await authenticator.authenticate(token, { withPermissions: requirements.permissions.length > 0 });
+  }
+  if (user.isSuperuser) return user;
+  if (requirements.requireSuperuser) throw new SvcError('access.superuser_required');
+  if (requirements.requireStaff && !user.isStaff) throw new SvcError('access.staff_required');
+  if (requirements.permissions.length > 0) {
+    const loaded = (user as AuthUser & { permissions?: string[] }).permissions;
+    const held = new Set(loaded ?? (await ports.get('permissions').effectivePermissions(user.id)));
+    const missing = requirements.permissions.filter((p) => !held.has(p));
+    if (missing.length > 0) throw new SvcError('access.permissions_missing', { params: { permissions: missing } });
+  }
+  return user;
+}

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Settings } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { errorBody, mapDatabaseError } from '../errors/format.js';
+import { SvcError } from '../errors/svc-error.js';
+import { negotiateLocale, resolveLocale, translator, type Translate } from '../i18n/index.js';
+import { isValidRequestId, requestContext } from '../log/context.js';
+import type { Logger } from '../log/logger.js';
+import type { RequestRecord } from '../module.js';
+import type { Audience, PortRegistry } from '../ports.js';
+import type { HandlerContext, HandlerSettings, HttpMethod, RouteDefinition, Router } from '../router.js';
+import type { Cache } from '../cache/cache.js';
+import { envelope, shouldEnvelope } from './envelope.js';
+import { bearerToken, combineRequirements, guard, type Requirements } from './guard.js';
+import { validate } from './validation.js';
+import { mountDocs, type DocsOptions } from './docs.js';
+import { isLocalDirect, sendError } from './respond.js';
+
+export { isLocalDirect, sendError };
+
+/** A router as mounted: core routers come from modules, project routers from `createApp({ routers })`. */
+export interface MountedRouter {
+  router: Router;
+  core: boolean;
+}
+
+/** A route after mounting: its full path and combined requirements. */
+export interface CompiledRoute {
+  method: HttpMethod;
+  /** Express path, e.g. `/api/notes/:noteId/archive`. */
+  path: string;
+  router: Router;
+  route: RouteDefinition;
+  core: boolean;
+  requirements: Requirements;
+}
+
+export interface HttpAppOptions {
+  settings: Settings;
+  log: Logger;
+  ports: PortRegistry;
+  routers: MountedRouter[];
+  onRequestEnd: ((record: RequestRecord) => void)[];
+  db: Database;
+  authDb: Database;
+  cache: Cache;
+  handlerSettings: HandlerSettings;
+  emit(type: string, data: Record<string, unknown>, audience?: Audience): void;
+  /** Express `trust proxy` value (`--proxy-headers` and `--forwarded-allow-ips`). @default 'loopback' */
+  trustProxy?: boolean | string | string[];
+  docs: Omit<DocsOptions, 'routes' | 'settings'>;
+  /** Largest accepted request body. @default '1mb' */
+  bodyLimit?: string;
+}
+
+function joinPath(...parts: string[]): string {
+  const joined = parts
+    .filter((p) => p !== '')
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter((p) => p !== '')
+    .join('/');
+  return `/${joined}`;
+}
+
+/** The API base path: `/api` + `api_v1_prefix`. */
+export function apiBase(settings: Settings): string {
+  return joinPath('api', settings.api_v1_prefix);
+}
+
+/** `[METHOD ]/path` entries of `disable_routes` / `disable_core_routes`, relative to /api. */
+function isDisabled(entries: string[], method: HttpMethod, fullPath: string, settings: Settings): boolean {
+  if (entries.length === 0) return false;
+  const norm = (p: string) => p.replace(/\/+$/, '') || '/';
+  const relative = [norm(fullPath.slice('/api'.length) || '/'), norm(fullPath.slice(apiBase(settings).length) || '/')];
+  return entries.some((entry) => {
+    const [first, second] = entry.trim().split(/\s+/, 2);
+    const [m, p] = second !== undefined ? [first!.toUpperCase(), second] : [undefined, first!];
+    return (m === undefined || m === method) && relative.includes(norm(p.startsWith('/') ? p : `/${p}`));
+  });
+}
+
+/** Mounted routes after `disable_*` settings; disabled routes do not exist at all (404, never 403). */
+export function compileRoutes(routers: MountedRouter[], settings: Settings): CompiledRoute[] {
+  const compiled: CompiledRoute[] = [];
+  for (const { router, core } of routers) {
+    if (!core && settings.disable_routers.includes(router.name)) continue;
+    for (const route of router.routes) {
+      const joined = joinPath(apiBase(settings), router.options.prefix ?? '', route.path);
+      // `/health/` keeps its trailing slash in the documents; Express matches with and without it.
+      const fullPath = route.path.endsWith('/') && joined !== '/' ? `${joined}/` : joined;
+      const disabled = core ? settings.disable_core_routes : settings.disable_routes;
+      if (isDisabled(disabled, route.method, fullPath, settings)) continue;
+      compiled.push({
+        method: route.method,
+        path: fullPath,
+        router,
+        route,
+        core,
+        requirements: combineRequirements(router.options, route.options),
+      });
+    }
+  }
+  return compiled;
+}
+
+function localeOf(req: Request, settings: Settings): string {
+  return settings.use_accept_language
+    ? negotiateLocale(req.headers['accept-language'], settings.default_locale)
+    : resolveLocale(settings.default_locale);
+}
+
+const bodyParserErrors: Record<string, () => SvcError> = {
+  'entity.parse.failed': () => new SvcError('request.invalid_json'),
+  'entity.too.large': () => new SvcError('request.body_too_large'),
+  'entity.verify.failed': () => new SvcError('request.invalid_json'),
+  'encoding.unsupported': () => new SvcError('request.unsupported_media_type'),
+  'charset.unsupported': () => new SvcError('request.unsupported_media_type'),
+  'request.aborted': () => new SvcError('request.invalid_json'),
+  'request.size.invalid': () => new SvcError('request.invalid_json'),
+  'parameters.too.many': () => new SvcError('request.body_too_large'),
+};
+
+/** Any thrown value → SvcError; unexpected ones are logged with the request id and become `server.error`. */
+export function toSvcError(error: unknown, log: Logger, debug: boolean): SvcError {
+  if (error instanceof SvcError) return error;
+  const type = (error as { type?: unknown })?.type;
+  if (typeof type === 'string' && bodyParserErrors[type]) return bodyParserErrors[type]();
+  const mapped = mapDatabaseError(error);
+  if (mapped) {
+    if (mapped.code === 'db.unavailable') log.error('database unavailable', { exc: error });
+    return mapped;
+  }
+  log.error('unhandled error', { exc: error });
+  return new SvcError('server.error', {
+    ...(debug && error instanceof Error ? { params: { traceback: error.stack ?? String(error) } } : {}),
+  });
+}
+
+/** Builds the Express application of the API: the only place that speaks Express. */
+export function createHttpApp(options: HttpAppOptions): { app: express.Express; routes: CompiledRoute[] } {
+  const { settings, log, ports } = options;
+  const accessLog = log.child('access');
+  const routes = compileRoutes(options.routers, settings);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy ?? 'loopback');
+  app.set('etag', false);
+
+  // Request id and access log first, so every later line carries the id.
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = req.headers['x-request-id'];
+    const requestId = settings.request_id_enabled
+      ? isValidRequestId(incoming)
+        ? incoming
+        : randomUUID()
+      : '-';
+    if (settings.request_id_enabled) res.setHeader('X-Request-ID', requestId);
+    res.locals.requestId = requestId;
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      requestContext.run({ requestId }, () => {
+        accessLog.info(`${req.method} ${req.originalUrl} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
+      });
+      if (options.onRequestEnd.length === 0) return;
+      const record: RequestRecord = {
+        method: req.method,
+        path: req.originalUrl.split('?')[0]!,
+        status: res.statusCode,
+        durationMs: Math.round(durationMs),
+        timestamp: new Date(Date.now() - durationMs),
+        bearerToken: bearerToken(req.headers.authorization),
+        logAs: res.locals.logAs,
+        params: res.locals.params,
+        user: res.locals.user
+          ? { id: res.locals.user.id, username: res.locals.user.username, isSuperuser: res.locals.user.isSuperuser }
+          : res.locals.user === null
+            ? null
+            : undefined,
+      };
+      for (const hook of options.onRequestEnd) {
+        try {
+          hook(record);
+        } catch (error) {
+          log.error('request hook failed', { exc: error });
+        }
+      }
+    });
+    requestContext.run({ requestId }, next);
+  });
+
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] },
+      },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+
+  // CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
+  app.use((req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+        res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
+        res.setHeader(
+          'Access-Control-Allow-Headers',
+          req.headers['access-control-request-headers'] ?? 'Authorization, Content-Type',
+        );
+        res.setHeader('Access-Control-Max-Age', '600');
+        res.status(204).end();
+        return;
+      }
+    }
+    next();
+  });
+
+  const limit = options.bodyLimit ?? '1mb';
+  app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100 }));
+
+  for (const compiled of routes) {
+    const method = compiled.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    app[method](compiled.path, (req, res, next) => {
+      handle(compiled, req, res).catch(next);
+    });
+  }
+
+  mountDocs(app, { ...options.docs, routes, settings });
+
+  app.use((req, res) => {
+    sendError(res, new SvcError('request.not_found', { loc: ['path'] }), translator(localeOf(req, settings)));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const svcError = toSvcError(error, log, settings.debug);
+    sendError(res, svcError, translator(localeOf(req, settings)));
+  });
+
+  async function handle(compiled: CompiledRoute, req: Request, res: Response): Promise<void> {
+    const { route } = compiled;
+    const opts = route.options;
+    res.locals.logAs = opts.logAs;
+    res.locals.params = { ...req.params };
+    const user = await guard({
+      requirements: compiled.requirements,
+      authorization: req.headers.authorization,
+      localDirect: isLocalDirect(req),
+      settings,
+      ports,
+    });
+    res.locals.user = user;
+    const params = opts.params ? validate(opts.params, { ...req.params }, 'path') : { ...req.params };
+    const query = opts.query ? validate(opts.query, { ...(req.query as object) }, 'query') : req.query;
+    const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
+    const locale = localeOf(req, settings);
+    let status = opts.status ?? 200;
+    const ctx: HandlerContext<any, any, any> = {
+      params,
+      query,
+      body,
+      user,
+      db: options.db,
+      authDb: options.authDb,
+      cache: options.cache,
+      settings: options.handlerSettings,
+      log: log.child('handler'),
+      requestId: res.locals.requestId as string,
+      clientIp: req.ip ?? req.socket.remoteAddress ?? '',
+      headers: req.headers as Record<string, string | undefined>,
+      path: req.path,
+      method: compiled.method,
+      locale,
+      t: translator(locale),
+      emit: options.emit,
+      setHeader: (name, value) => res.setHeader(name, value),
+      setStatus: (s) => {
+        status = s;
+      },
+    };
+    const result = await route.handler(ctx);
+    if (res.headersSent) return;
+    if (status === 204) {
+      res.status(204).end();
+      return;
+    }
+    const payload = shouldEnvelope(opts, settings) ? envelope(result, settings, options.db.name) : (result ?? null);
+    res.status(status).json(payload);
+  }
+
+  return { app, routes };
+}

@@ -1,0 +1,25 @@
+export {
+  describeEachDatabase,
+  describeEachCache,
+  reportSkipped,
+  createPostgresDatabase,
+  createSqliteDatabase,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  type TestDatabase,
+  type TestCache,
+} from './each.js';
+export {
+  startTestApp,
+  createClient,
+  TEST_SECRET_KEY,
+  DEFAULT_TEST_PASSWORD,
+  type TestApp,
+  type TestClient,
+  type TestResponse,
+  type LoggedInClient,
+  type TestUser,
+  type CreateUserInput,
+  type StartTestAppOptions,
+  type RequestOptions,
+} from './test-app.js';
