@@ -1,0 +1,120 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { eq, sql } from 'drizzle-orm';
+import { createAuthSchema } from '../../app/create-app.js';
+import { buildAuthSchema } from '../../app/auth-schema.js';
+import { SettingsSchema } from '../config/schema.js';
+import { mapDatabaseError } from '../errors/format.js';
+import { createLogger } from '../log/logger.js';
+import { describeEachDatabase } from '../../testing/each.js';
+import { openDatabase, sqlitePath, type Database } from './database.js';
+import { coreTables, type CoreTables } from './tables.js';
+
+const log = createLogger({ level: 'CRITICAL', format: 'text' });
+
+describeEachDatabase('database layer', (database) => {
+  const settings = SettingsSchema.parse({ table_prefix: 'app_', user_table: 'people', db_pool_size: 2 });
+  let db: Database;
+  let t: CoreTables;
+  beforeAll(async () => {
+    db = openDatabase({ url: database.url, settings, log });
+    t = coreTables(settings, db.dialect);
+    await createAuthSchema(db, buildAuthSchema(settings, db.dialect));
+  });
+  afterAll(() => db.close());
+
+  it('names tables from table_prefix and the *_table settings', async () => {
+    const names =
+      db.dialect === 'pg'
+        ? (await db.all<{ name: string }>(sql`select table_name as name from information_schema.tables where table_schema = 'public'`)).map((r) => r.name)
+        : (await db.all<{ name: string }>(sql`select name from sqlite_master where type = 'table'`)).map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(['people', 'app_group', 'app_permission', 'app_refresh_token', 'app_user_settings']));
+    expect(names).not.toContain('app_user');
+  });
+
+  it('creates the schema idempotently', async () => {
+    await expect(createAuthSchema(db, buildAuthSchema(settings, db.dialect))).resolves.toBeUndefined();
+  });
+
+  it('enforces foreign keys and cascades deletes', async () => {
+    const [user] = await db.orm.insert(t.user).values({ username: 'fk', passwordHash: 'x' }).returning();
+    const [group] = await db.orm.insert(t.group).values({ name: 'g1' }).returning();
+    await db.orm.insert(t.userGroup).values({ userId: user!.id, groupId: group!.id });
+    const dangling = db.orm.insert(t.userGroup).values({ userId: user!.id, groupId: 999999 }).returning();
+    const error = await dangling.then(() => null, (e: unknown) => e);
+    expect(mapDatabaseError(error)?.code).toBe('db.invalid_value');
+    await db.orm.delete(t.user).where(eq(t.user.id, user!.id)).returning();
+    expect(await db.orm.select().from(t.userGroup).where(eq(t.userGroup.groupId, group!.id))).toEqual([]);
+  });
+
+  it('maps unique violations to db.conflict', async () => {
+    await db.orm.insert(t.permission).values({ codename: 'dup.x' }).returning();
+    const error = await db.orm.insert(t.permission).values({ codename: 'dup.x' }).returning().then(() => null, (e: unknown) => e);
+    expect(mapDatabaseError(error)?.code).toBe('db.conflict');
+  });
+
+  it('round-trips booleans, dates and JSON alike on both dialects', async () => {
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const [user] = await db.orm
+      .insert(t.user)
+      .values({ username: 'types', passwordHash: 'x', isStaff: true, lastLoginAt: at })
+      .returning();
+    expect(user).toMatchObject({ isStaff: true, isSuperuser: false, isActive: true, lastLoginAt: at, email: null });
+    expect(user!.createdAt).toBeInstanceOf(Date);
+    await db.orm.insert(t.userSettings).values({ userId: user!.id, data: { appearance: { theme: 'dark' } } });
+    const [row] = await db.orm.select().from(t.userSettings).where(eq(t.userSettings.userId, user!.id));
+    expect(row!.data).toEqual({ appearance: { theme: 'dark' } });
+  });
+
+  it('rolls a failed transaction back', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.insert(t.group).values({ name: 'tx-group' }).returning();
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await db.orm.select().from(t.group).where(eq(t.group.name, 'tx-group'))).toEqual([]);
+    await db.transaction(async (tx) => tx.insert(t.group).values({ name: 'tx-group' }).returning());
+    expect(await db.orm.select().from(t.group).where(eq(t.group.name, 'tx-group'))).toHaveLength(1);
+  });
+
+  it('answers ping', async () => {
+    expect(await db.ping(3000)).toBe(true);
+  });
+
+  it('sizes the server pool from db_pool_size + db_max_overflow and db_pool_recycle', () => {
+    if (db.dialect !== 'pg') {
+      expect(db.native).toBeInstanceOf(BetterSqlite3); // a file database has no pool
+      return;
+    }
+    const options = (db.native as { options: { max: number; max_lifetime: number | null } }).options;
+    expect(options.max).toBe(2 + 10);
+    expect(options.max_lifetime).toBe(1800);
+  });
+});
+
+describe('SQLite connection settings (issue #12)', () => {
+  it('runs in WAL mode with synchronous, busy_timeout and foreign keys set', async () => {
+    const { createSqliteDatabase } = await import('../../testing/each.js');
+    const file = createSqliteDatabase();
+    for (const [mode, expected] of [
+      ['NORMAL', 1],
+      ['FULL', 2],
+    ] as const) {
+      const db = openDatabase({ url: file.url, settings: SettingsSchema.parse({ sqlite_synchronous: mode }), log });
+      const client = db.native as BetterSqlite3.Database;
+      expect(client.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(client.pragma('synchronous', { simple: true })).toBe(expected);
+      expect(client.pragma('busy_timeout', { simple: true })).toBe(5000);
+      expect(client.pragma('foreign_keys', { simple: true })).toBe(1);
+      await db.close();
+    }
+    await file.drop();
+  });
+
+  it('resolves file URLs relative to the project directory', () => {
+    expect(sqlitePath('file:./auth.db', '/srv/app')).toBe('/srv/app/auth.db');
+    expect(sqlitePath('file:auth.db', '/srv/app')).toBe('/srv/app/auth.db');
+    expect(sqlitePath('file:///var/db/auth.db', '/srv/app')).toBe('/var/db/auth.db');
+    expect(sqlitePath('file:/var/db/auth.db?mode=rwc', '/srv/app')).toBe('/var/db/auth.db');
+  });
+});
