@@ -1,0 +1,124 @@
+/**
+ * What each setting means (SPEC "Configuration"), for the generated reference `docs/configuration.md`.
+ * `config-docs.test.ts` fails when a setting has no entry here or the document is stale.
+ */
+export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?: string }> = {
+  access_token_expire_minutes: { meaning: 'Lifetime of an access token, minutes', constraint: 'min 1' },
+  activity_log_enabled: { meaning: 'Record POST/PUT/PATCH/DELETE requests and expose the audit routes' },
+  activity_log_exclude_paths: {
+    meaning: 'Default `excludePaths` of the audit routes; paths containing a fragment are never logged',
+    constraint: 'comma-separated fragments',
+  },
+  activity_log_retention_days: { meaning: 'Days kept by `svc audit purge`; 0 requires `--days`', constraint: 'min 0' },
+  activity_log_table: { meaning: 'Table name; empty means table_prefix + activity_log' },
+  algorithm: { meaning: 'JWT signing algorithm', constraint: 'HS256, HS384, HS512' },
+  api_v1_prefix: { meaning: 'Prefix added to every API route' },
+  app_name: { meaning: 'Application name shown in the API documentation; also fallback of the TOTP issuer' },
+  auth_database_url: {
+    meaning:
+      'URL of the authentication database (users, groups, permissions, tokens, tickets, MFA, activity log): `file:./auth.db` or `postgres://...`. Secret: environment or .env only',
+  },
+  auth_rate_limit: {
+    meaning: 'Requests per client address and window on login, registration and MFA check; 0 is no limit',
+    constraint: '0 to 10000',
+  },
+  auth_rate_window_seconds: { meaning: 'Window of auth_rate_limit, seconds', constraint: 'min 1' },
+  auto_create_auth_schema: { meaning: 'Create the auth tables at startup instead of using migrations' },
+  cache_max_entries: { meaning: 'Maximum entries of the in-process cache', constraint: 'min 1' },
+  cache_prefix: { meaning: 'Prefix of cache keys' },
+  cache_url: {
+    meaning: 'Empty: in-process cache; otherwise a shared Redis server (needed with several workers or hosts)',
+    constraint: 'empty, or starts with redis://, rediss:// or unix://',
+  },
+  database_url: { meaning: 'URL of the main database; empty uses the auth database. Secret: environment or .env only' },
+  db_max_overflow: { meaning: 'Extra connections above db_pool_size under load, per process', constraint: '0 to 500' },
+  db_pool_recycle: { meaning: 'Seconds after which a connection is replaced; -1 never', constraint: 'min -1' },
+  db_pool_size: {
+    meaning: 'Connections a server database keeps open, per process (a file database has no pool)',
+    constraint: '1 to 500',
+  },
+  db_pool_timeout: { meaning: 'Seconds to wait for a connection before failing', constraint: 'min 1' },
+  dbdebug: { meaning: 'Log SQL statements (may log sensitive parameters)' },
+  debug: {
+    meaning: 'Unhandled errors return the traceback to clients; default log level becomes DEBUG. Development only',
+  },
+  default_locale: { meaning: 'Language of API error messages (en and de ship)', constraint: 'language tag' },
+  description: { meaning: 'Project description shown in the health route and the API documentation' },
+  disable_core_routers: {
+    meaning: 'Core routers not to mount: auth, settings, users, permissions, mfa, events, audit, health, version',
+  },
+  disable_core_routes: {
+    meaning: 'Core routes not to expose at all (no 403; the route does not exist)',
+    constraint: 'entries `[METHOD ]/path` relative to /api',
+  },
+  disable_routers: { meaning: 'Project routers not to mount (by router name)' },
+  disable_routes: { meaning: 'Project routes not to expose', constraint: 'entries `[METHOD ]/path` relative to /api' },
+  docs_enabled: {
+    meaning: 'Serve the interactive API documentation (`/docs`, `/docs/core`) and the OpenAPI documents; false answers 404',
+  },
+  envelope_enabled: { meaning: 'Wrap 2xx JSON in `{success, message, data}`' },
+  events_allow_query_token: { meaning: 'Accept the access token in the WebSocket URL (`?token=`)' },
+  events_broadcast_enabled: { meaning: 'Mount the event routes (ticket and WebSocket)' },
+  events_public_types: { meaning: 'Event types sent to every connected client' },
+  events_ticket_store: { meaning: 'Where WebSocket tickets live', constraint: 'database, cache' },
+  expose_response_database: { meaning: 'Adds the name of the database the data came from to enveloped responses' },
+  global_noauth: { meaning: 'Disable authentication on every router. Development only' },
+  group_permission_table: { meaning: 'Table name; empty means table_prefix + group_permission' },
+  group_table: { meaning: 'Table name; empty means table_prefix + group' },
+  mfa_config_table: { meaning: 'Table name; empty means table_prefix + mfa_config' },
+  mfa_pending_table: { meaning: 'Table name; empty means table_prefix + mfa_pending' },
+  permission_table: { meaning: 'Table name; empty means table_prefix + permission' },
+  user_group_table: { meaning: 'Table name; empty means table_prefix + user_group' },
+  user_permission_table: { meaning: 'Table name; empty means table_prefix + user_permission' },
+  user_settings_table: { meaning: 'Table name; empty means table_prefix + user_settings' },
+  user_table: { meaning: 'Table name; empty means table_prefix + user' },
+  host: { meaning: 'Bind address of the server commands' },
+  log_format: { meaning: 'Log line format', constraint: 'text, json' },
+  log_level: {
+    meaning: 'Empty means DEBUG when debug is true, INFO otherwise; any other value is rejected at startup',
+    constraint: 'empty, CRITICAL, ERROR, WARNING, INFO, DEBUG (any case)',
+  },
+  login_lockout_minutes: { meaning: 'Duration of an account lock, minutes' },
+  login_max_attempts: { meaning: 'Failed logins before the account is locked', constraint: 'min 1' },
+  mfa_enabled: { meaning: 'Require the second step at login for users who enabled MFA' },
+  mfa_encryption_key: {
+    meaning: 'Key of the stored TOTP secrets; empty: derived from secret_key. Secret: environment or .env only',
+  },
+  mfa_max_attempts: { meaning: 'Wrong MFA codes per login challenge before it is discarded', constraint: 'min 1' },
+  mfa_otp_expire_minutes: {
+    meaning: 'Validity of the MFA pending-login token and of email/SMS codes, minutes',
+    constraint: 'min 1',
+  },
+  mfa_send_cooldown_seconds: {
+    meaning: 'Seconds between two codes sent by email or SMS enrolment; 0 is no wait',
+    constraint: '0 to 3600',
+  },
+  mfa_totp_issuer: { meaning: 'Issuer shown in authenticator apps; empty falls back to app_name, then svc' },
+  password_min_length: { meaning: 'Minimum password length', constraint: 'min 1' },
+  port: { meaning: 'Bind port of the server commands', constraint: '1 to 65535' },
+  project_name: { meaning: 'Project name shown in the health route and the API documentation' },
+  refresh_reuse_grace_seconds: {
+    meaning: 'Grace in which a reused refresh token is refused but the login is kept',
+    constraint: 'min 0',
+  },
+  refresh_token_expire_days: { meaning: 'Lifetime of a refresh token, days', constraint: 'min 1' },
+  refresh_token_rotation: { meaning: 'Every refresh issues a new single-use refresh token' },
+  registration_enabled: { meaning: 'Allow `POST /auth/register`' },
+  request_id_enabled: { meaning: '`X-Request-ID` header on every response and id in every log line' },
+  secret_key: {
+    meaning: 'Signs the tokens. Required, random, at least 32 characters. Secret: environment or .env only',
+    constraint: 'at least 32 characters',
+  },
+  sqlite_synchronous: {
+    meaning: 'SQLite `synchronous` pragma of the file database (WAL mode): NORMAL is durable across crashes of the process, FULL also across power loss',
+    constraint: 'OFF, NORMAL, FULL, EXTRA',
+  },
+  swagger_noauth: {
+    meaning:
+      'Interactive docs act as the first superuser without a token. Development only; answers only loopback requests without proxy headers',
+  },
+  table_prefix: { meaning: 'Prefix of every core table name' },
+  use_accept_language: { meaning: 'Pick the message language from the `Accept-Language` header of each request' },
+  version: { meaning: 'Project version shown in the health route and the API documentation' },
+  wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
+};
