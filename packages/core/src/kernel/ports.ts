@@ -100,6 +100,16 @@ export interface LoginGuard {
   hashPassword(password: string): Promise<string>;
 }
 
+/** Per-client-address rate limit of login, registration and MFA check (implemented by `auth`; SPEC "Limits"). */
+export interface RateLimiter {
+  /**
+   * Counts one request of `ip` on `scope` (e.g. `login`, `register`, `mfa`); throws 429 `auth.rate_limited`
+   * with `Retry-After` once `auth_rate_limit` requests were made in `auth_rate_window_seconds`. No-op when the
+   * limit is 0.
+   */
+  hit(ip: string, scope: string): Promise<void>;
+}
+
 /** Reading a user's settings from code (implemented by `user-settings`; 30-second cache). */
 export interface UserSettingsReader {
   get(userId: string, path: string): Promise<unknown>;
@@ -115,6 +125,7 @@ export interface Ports {
   secondFactor: SecondFactor;
   loginGuard: LoginGuard;
   userSettings: UserSettingsReader;
+  rateLimiter: RateLimiter;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */
