@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { App } from '@svc/core';
+import { CliError } from './errors.js';
+
+/** `--app` default: module `main` of the project directory, export `app` (SPEC "Command-line interface"). */
+export const DEFAULT_APP_SPEC = 'main:app';
+
+/** Extensions tried, in order, for the module part of `--app` (written without extension). */
+export const APP_MODULE_EXTENSIONS = ['.ts', '.js', '.mjs'] as const;
+
+/** What `--app module:export` names, resolved against the project directory. */
+export interface AppSpec {
+  /** Absolute path of the module file that exists. */
+  file: string;
+  /** Name of the export holding the app. */
+  exportName: string;
+}
+
+/**
+ * Resolves `--app` (`main:app`: module path relative to `baseDir` without extension, then the export name)
+ * to an existing `.ts`, `.js` or `.mjs` file. Throws a {@link CliError} naming what is missing.
+ * @example
+ * resolveAppSpec('/srv/project', 'main:app') // { file: '/srv/project/main.ts', exportName: 'app' }
+ */
+export function resolveAppSpec(baseDir: string, spec: string = DEFAULT_APP_SPEC): AppSpec {
+  const separator = spec.lastIndexOf(':');
+  // A Windows drive letter ("C:\\…") is not an export separator.
+  const hasExport = separator > 1 || (separator === 1 && !/^[A-Za-z]:[\\/]/.test(spec));
+  const modulePart = hasExport ? spec.slice(0, separator) : spec;
+  const exportName = hasExport ? spec.slice(separator + 1) : 'app';
+  if (!modulePart || !exportName) {
+    throw new CliError(`invalid --app '${spec}': expected <module>:<export>, for example main:app`);
+  }
+  const base = resolve(baseDir, modulePart);
+  const candidates = APP_MODULE_EXTENSIONS.some((ext) => base.endsWith(ext))
+    ? [base]
+    : APP_MODULE_EXTENSIONS.map((ext) => base + ext);
+  const file = candidates.find((candidate) => existsSync(candidate));
+  if (!file) {
+    const names = candidates.map((candidate) => relative(baseDir, candidate) || candidate).join(', ');
+    throw new CliError(`cannot find the app module: none of ${names} exists in ${resolve(baseDir)} (--app ${spec})`);
+  }
+  return { file, exportName };
+}
+
+let tsxRegistered = false;
+
+/** TypeScript project files load through tsx's ESM loader, registered once per process. */
+async function registerTypeScriptLoader(): Promise<void> {
+  if (tsxRegistered) return;
+  const { register } = await import('tsx/esm/api');
+  register();
+  tsxRegistered = true;
+}
+
+/** An object with the methods the server commands call is taken for an svc app. */
+function isApp(value: unknown): value is App {
+  const candidate = value as Partial<App> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.init === 'function' &&
+    typeof candidate.listen === 'function' &&
+    typeof candidate.close === 'function'
+  );
+}
+
+/** First line of an error message: the CLI prints problems on one line (SPEC "Startup rules"). */
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n').find((line) => line.trim() !== '') ?? (error as Error)?.name ?? 'unknown error';
+}
+
+/**
+ * Imports the project module named by `--app` and returns its app (what `createApp` returned).
+ * A missing file, a module that fails to load, a missing export or an export that is not an app is a
+ * {@link CliError} with one line.
+ * @example
+ * const app = await loadApp({ baseDir: '.', spec: 'main:app' });
+ */
+export async function loadApp(options: { baseDir: string; spec?: string }): Promise<App> {
+  const spec = options.spec ?? DEFAULT_APP_SPEC;
+  const { file, exportName } = resolveAppSpec(options.baseDir, spec);
+  const shown = relative(options.baseDir, file) || file;
+  if (file.endsWith('.ts')) await registerTypeScriptLoader();
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError(`cannot load ${shown}: ${firstLine(error)}`);
+  }
+  if (!(exportName in module)) {
+    throw new CliError(`${shown} has no export '${exportName}' (--app ${spec})`);
+  }
+  const app = module[exportName];
+  if (!isApp(app)) {
+    throw new CliError(`export '${exportName}' of ${shown} is not an svc app: create it with createApp() (--app ${spec})`);
+  }
+  return app;
+}
+
