@@ -1,0 +1,11 @@
+/** SPEC "User administration": the default order of `GET /admin/user` (newest first). */
+export const DEFAULT_USER_ORDER = '-created_at';
+
+/** SPEC "User": email column length (RFC 5321 path limit, as in the core user table). */
+export const EMAIL_MAX_LENGTH = 320;
+
+/** SPEC "User": first and last name column length. */
+export const NAME_MAX_LENGTH = 150;
+
+/** Any 8-4-4-4-12 hex id: a malformed `user_id` is a 404 before it reaches PostgreSQL's `uuid` type. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,136 @@
+import type { Settings } from '../kernel/config/schema.js';
+import { mapDatabaseError } from '../kernel/errors/format.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
+import type { EventSink, TokenRevoker, UserChange } from '../kernel/ports.js';
+import { DEFAULT_USER_ORDER, UUID_PATTERN } from './constants.js';
+import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
+import { sortableUserColumns, type StoredUser, type UserChanges, type UserStore } from './store.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+
+/** What the service needs; ports are read at call time because later modules provide them. */
+export interface UserServiceDeps {
+  settings: Settings;
+  store: UserStore;
+  user: CoreTables['user'];
+  hashPassword(password: string): Promise<string>;
+  tokens(): TokenRevoker;
+  events(): EventSink;
+  now: () => Date;
+}
+
+/** The acting superuser (null with `global_noauth`). */
+export type Actor = { id: string } | null;
+
+function notFound(): SvcError {
+  // SPEC "Errors": admin lookups answer user.not_found with 404 (the registry default is the 401 of tokens).
+  return new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
+}
+
+/** SPEC "Authentication" 6: the password policy (`password_min_length`), with `params.min_length`. */
+export function assertPasswordPolicy(password: string, minLength: number, loc: (string | number)[]): void {
+  if (password.length < minLength) {
+    throw new SvcError('auth.password_too_short', { loc, params: { min_length: minLength } });
+  }
+}
+
+/** The rules of SPEC "User administration (superuser only)". */
+export function createUserService(deps: UserServiceDeps) {
+  const { store, settings } = deps;
+  const sortable = sortableUserColumns(deps.user);
+
+  async function load(userId: string): Promise<StoredUser> {
+    if (!UUID_PATTERN.test(userId)) throw notFound();
+    const row = await store.findById(userId);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  return {
+    async list(query: UserListQuery): Promise<Page<UserOut>> {
+      const { column, descending } = resolveOrderBy(query.orderBy, sortable, DEFAULT_USER_ORDER);
+      const { rows, total } = await store.list({
+        search: query.search,
+        orderBy: column,
+        descending,
+        limit: query.pageSize,
+        offset: (query.page - 1) * query.pageSize,
+      });
+      return pageOf(rows.map(toUserOut), total, query);
+    },
+
+    async get(userId: string): Promise<UserOut> {
+      return toUserOut(await load(userId));
+    },
+
+    async update(actor: Actor, userId: string, body: UserPatchBody): Promise<UserOut> {
+      const current = await load(userId);
+      const self = actor?.id === current.id;
+      // SPEC "User administration": a superuser cannot deactivate themselves or drop their own flag.
+      if (self && body.isActive === false) {
+        throw new SvcError('user.cannot_demote_self', { loc: ['body', 'isActive'] });
+      }
+      if (self && body.isSuperuser === false) {
+        throw new SvcError('user.cannot_demote_self', { loc: ['body', 'isSuperuser'] });
+      }
+      const changes: UserChanges = {};
+      if (body.email !== undefined) {
+        const email = body.email === null || body.email.trim() === '' ? null : body.email.trim();
+        if (email !== current.email) {
+          if (email !== null && (await store.emailTaken(email, current.id))) {
+            throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
+          }
+          changes.email = email;
+          // A verification belongs to the address that was verified, not to its replacement.
+          changes.emailVerifiedAt = null;
+        }
+      }
+      if (body.firstName !== undefined) changes.firstName = body.firstName;
+      if (body.lastName !== undefined) changes.lastName = body.lastName;
+      if (body.isStaff !== undefined) changes.isStaff = body.isStaff;
+      if (body.isActive !== undefined) changes.isActive = body.isActive;
+      if (body.isSuperuser !== undefined) changes.isSuperuser = body.isSuperuser;
+      if (body.password !== undefined) {
+        assertPasswordPolicy(body.password, settings.password_min_length, ['body', 'password']);
+        changes.passwordHash = await deps.hashPassword(body.password);
+        // SPEC "Account login lock": an admin password change lifts the lock and stamps password_changed_at.
+        changes.passwordChangedAt = deps.now();
+        changes.failedLoginCount = 0;
+        changes.lockedUntil = null;
+      }
+
+      let updated: StoredUser | undefined;
+      try {
+        updated = await store.update(current.id, changes);
+      } catch (error) {
+        // Two admins racing for one address: the unique index answers, reported like the check above.
+        if (changes.email && mapDatabaseError(error)?.code === 'db.conflict') {
+          throw new SvcError('user.email_exists', { loc: ['body', 'email'], cause: error });
+        }
+        throw error;
+      }
+      if (!updated) throw notFound();
+
+      // SPEC "Authentication" 8: a password change or deactivation ends every login of the user at once.
+      const passwordChanged = changes.passwordHash !== undefined;
+      const deactivated = current.isActive && !updated.isActive;
+      if (passwordChanged || deactivated) await deps.tokens().revokeAll(updated.id);
+      const notices: UserChange[] = [];
+      if (passwordChanged) notices.push('password_changed');
+      if (deactivated) notices.push('deactivated');
+      if (current.isSuperuser !== updated.isSuperuser) notices.push('superuser_changed');
+      for (const change of notices) deps.events().userChanged(updated.id, change);
+      return toUserOut(updated);
+    },
+
+    async remove(actor: Actor, userId: string): Promise<void> {
+      if (actor && actor.id === userId)
+        throw new SvcError('user.cannot_delete_self', { loc: ['path', 'user_id'] });
+      if (!UUID_PATTERN.test(userId)) throw notFound();
+      if (!(await store.delete(userId))) throw notFound();
+      deps.events().userChanged(userId, 'deleted');
+    },
+  };
+}
+
+export type UserService = ReturnType<typeof createUserService>;
