@@ -1,0 +1,235 @@
+import { asc, eq, inArray, or } from 'drizzle-orm';
+import type { Database, Orm } from '../kernel/db/database.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+
+/** A permission row (SPEC "Permission and group"). */
+export interface PermissionRow {
+  id: number;
+  codename: string;
+  description: string;
+}
+
+/** A group row with the ids of its permissions. */
+export interface GroupRow {
+  id: number;
+  name: string;
+  description: string;
+}
+
+/** Every query on the permission, group and link tables; no SQL elsewhere in rbac. */
+export function createRbacStore(db: Database, tables: CoreTables) {
+  const { user, group, permission, groupPermission, userGroup, userPermission } = tables;
+  const orm = db.orm;
+
+  /** Permissions of the given groups, by group id (one query). */
+  async function permissionsOfGroups(
+    groupIds: number[],
+    q: Orm = orm,
+  ): Promise<Map<number, PermissionRow[]>> {
+    const byGroup = new Map<number, PermissionRow[]>(groupIds.map((id) => [id, []]));
+    if (groupIds.length === 0) return byGroup;
+    const rows = await q
+      .select({
+        groupId: groupPermission.groupId,
+        id: permission.id,
+        codename: permission.codename,
+        description: permission.description,
+      })
+      .from(groupPermission)
+      .innerJoin(permission, eq(permission.id, groupPermission.permissionId))
+      .where(inArray(groupPermission.groupId, groupIds))
+      .orderBy(asc(permission.codename));
+    for (const { groupId, ...perm } of rows) byGroup.get(groupId)?.push(perm);
+    return byGroup;
+  }
+
+  /** Ids of users who hold a link to the group. */
+  async function membersOf(groupId: number, q: Orm = orm): Promise<string[]> {
+    const rows = await q
+      .select({ userId: userGroup.userId })
+      .from(userGroup)
+      .where(eq(userGroup.groupId, groupId));
+    return rows.map((r) => r.userId);
+  }
+
+  return {
+    listPermissions(): Promise<PermissionRow[]> {
+      return orm.select().from(permission).orderBy(asc(permission.codename));
+    },
+
+    async createPermission(values: { codename: string; description: string }): Promise<PermissionRow> {
+      const [row] = await orm.insert(permission).values(values).returning();
+      return row!;
+    },
+
+    async updatePermission(
+      id: number,
+      values: { codename?: string; description?: string },
+    ): Promise<PermissionRow | undefined> {
+      if (values.codename === undefined && values.description === undefined) {
+        const [row] = await orm.select().from(permission).where(eq(permission.id, id));
+        return row;
+      }
+      const [row] = await orm.update(permission).set(values).where(eq(permission.id, id)).returning();
+      return row;
+    },
+
+    async deletePermission(id: number): Promise<boolean> {
+      const rows = await orm.delete(permission).where(eq(permission.id, id)).returning({ id: permission.id });
+      return rows.length > 0;
+    },
+
+    /** Users whose effective permissions include the permission (directly or through a group). */
+    async holdersOfPermission(id: number): Promise<string[]> {
+      const direct = orm
+        .select({ userId: userPermission.userId })
+        .from(userPermission)
+        .where(eq(userPermission.permissionId, id));
+      const viaGroup = orm
+        .select({ userId: userGroup.userId })
+        .from(userGroup)
+        .innerJoin(groupPermission, eq(groupPermission.groupId, userGroup.groupId))
+        .where(eq(groupPermission.permissionId, id));
+      const rows = await direct.union(viaGroup);
+      return rows.map((r) => r.userId);
+    },
+
+    async listGroups(): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
+      const groups = await orm.select().from(group).orderBy(asc(group.name));
+      const perms = await permissionsOfGroups(groups.map((g) => g.id));
+      return groups.map((g) => ({ ...g, permissions: perms.get(g.id) ?? [] }));
+    },
+
+    async getGroup(id: number): Promise<(GroupRow & { permissions: PermissionRow[] }) | undefined> {
+      const [row] = await orm.select().from(group).where(eq(group.id, id));
+      if (!row) return undefined;
+      return { ...row, permissions: (await permissionsOfGroups([id])).get(id) ?? [] };
+    },
+
+    /** Creates a group with its permissions, atomically. */
+    createGroup(values: { name: string; description: string; permissionIds: number[] }): Promise<number> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .insert(group)
+          .values({ name: values.name, description: values.description })
+          .returning({ id: group.id });
+        if (values.permissionIds.length > 0) {
+          await tx
+            .insert(groupPermission)
+            .values(values.permissionIds.map((permissionId) => ({ groupId: row!.id, permissionId })));
+        }
+        return row!.id;
+      });
+    },
+
+    /**
+     * Updates a group; `permissionIds`, when given, replaces its permissions (same transaction).
+     * Returns the member ids, or undefined when the group does not exist.
+     */
+    updateGroup(
+      id: number,
+      values: { name?: string; description?: string; permissionIds?: number[] },
+    ): Promise<string[] | undefined> {
+      return db.transaction(async (tx) => {
+        const fields = Object.fromEntries(
+          Object.entries({ name: values.name, description: values.description }).filter(
+            ([, v]) => v !== undefined,
+          ),
+        );
+        const found =
+          Object.keys(fields).length > 0
+            ? await tx.update(group).set(fields).where(eq(group.id, id)).returning({ id: group.id })
+            : await tx.select({ id: group.id }).from(group).where(eq(group.id, id));
+        if (found.length === 0) return undefined;
+        if (values.permissionIds) {
+          await tx.delete(groupPermission).where(eq(groupPermission.groupId, id));
+          if (values.permissionIds.length > 0) {
+            await tx
+              .insert(groupPermission)
+              .values(values.permissionIds.map((permissionId) => ({ groupId: id, permissionId })));
+          }
+        }
+        return membersOf(id, tx);
+      });
+    },
+
+    /** Deletes a group; returns its former members, or undefined when it did not exist. */
+    deleteGroup(id: number): Promise<string[] | undefined> {
+      return db.transaction(async (tx) => {
+        const members = await membersOf(id, tx);
+        const rows = await tx.delete(group).where(eq(group.id, id)).returning({ id: group.id });
+        return rows.length > 0 ? members : undefined;
+      });
+    },
+
+    async userExists(userId: string): Promise<boolean> {
+      const rows = await orm.select({ id: user.id }).from(user).where(eq(user.id, userId));
+      return rows.length > 0;
+    },
+
+    async groupsOfUser(userId: string): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
+      const groups = await orm
+        .select({ id: group.id, name: group.name, description: group.description })
+        .from(userGroup)
+        .innerJoin(group, eq(group.id, userGroup.groupId))
+        .where(eq(userGroup.userId, userId))
+        .orderBy(asc(group.name));
+      const perms = await permissionsOfGroups(groups.map((g) => g.id));
+      return groups.map((g) => ({ ...g, permissions: perms.get(g.id) ?? [] }));
+    },
+
+    /** Replaces the user's groups in one transaction (a dangling id rolls everything back). */
+    setGroupsOfUser(userId: string, groupIds: number[]): Promise<void> {
+      return db.transaction(async (tx) => {
+        await tx.delete(userGroup).where(eq(userGroup.userId, userId));
+        if (groupIds.length > 0)
+          await tx.insert(userGroup).values(groupIds.map((groupId) => ({ userId, groupId })));
+      });
+    },
+
+    directPermissionsOfUser(userId: string): Promise<PermissionRow[]> {
+      return orm
+        .select({ id: permission.id, codename: permission.codename, description: permission.description })
+        .from(userPermission)
+        .innerJoin(permission, eq(permission.id, userPermission.permissionId))
+        .where(eq(userPermission.userId, userId))
+        .orderBy(asc(permission.codename));
+    },
+
+    /** Replaces the user's direct permissions in one transaction. */
+    setDirectPermissionsOfUser(userId: string, permissionIds: number[]): Promise<void> {
+      return db.transaction(async (tx) => {
+        await tx.delete(userPermission).where(eq(userPermission.userId, userId));
+        if (permissionIds.length > 0) {
+          await tx
+            .insert(userPermission)
+            .values(permissionIds.map((permissionId) => ({ userId, permissionId })));
+        }
+      });
+    },
+
+    /**
+     * SPEC "Permission and group": effective permissions = union of the permissions of the user's groups and
+     * their direct permissions, in one query.
+     */
+    async effectivePermissions(userId: string): Promise<string[]> {
+      const direct = orm
+        .select({ id: userPermission.permissionId })
+        .from(userPermission)
+        .where(eq(userPermission.userId, userId));
+      const viaGroups = orm
+        .select({ id: groupPermission.permissionId })
+        .from(groupPermission)
+        .innerJoin(userGroup, eq(userGroup.groupId, groupPermission.groupId))
+        .where(eq(userGroup.userId, userId));
+      const rows = await orm
+        .select({ codename: permission.codename })
+        .from(permission)
+        .where(or(inArray(permission.id, direct), inArray(permission.id, viaGroups)))
+        .orderBy(asc(permission.codename));
+      return rows.map((r) => r.codename);
+    },
+  };
+}
+
+export type RbacStore = ReturnType<typeof createRbacStore>;
