@@ -40,7 +40,9 @@ export function resolveAppSpec(baseDir: string, spec: string = DEFAULT_APP_SPEC)
   const file = candidates.find((candidate) => existsSync(candidate));
   if (!file) {
     const names = candidates.map((candidate) => relative(baseDir, candidate) || candidate).join(', ');
-    throw new CliError(`cannot find the app module: none of ${names} exists in ${resolve(baseDir)} (--app ${spec})`);
+    throw new CliError(
+      `cannot find the app module: none of ${names} exists in ${resolve(baseDir)} (--app ${spec})`,
+    );
   }
   return { file, exportName };
 }
@@ -96,8 +98,9 @@ export async function loadApp(options: { baseDir: string; spec?: string }): Prom
   }
   const app = module[exportName];
   if (!isApp(app)) {
-    throw new CliError(`export '${exportName}' of ${shown} is not an svc app: create it with createApp() (--app ${spec})`);
+    throw new CliError(
+      `export '${exportName}' of ${shown} is not an svc app: create it with createApp() (--app ${spec})`,
+    );
   }
   return app;
 }
-

@@ -1,7 +1,9 @@
 import type { CommandModule } from 'yargs';
+import { devCommand } from './dev.js';
+import { serveCommand } from './serve.js';
 
 /**
  * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
  * makes the process exit with it.
  */
-export const commands: CommandModule<any, any>[] = [];
+export const commands: CommandModule<any, any>[] = [serveCommand, devCommand];

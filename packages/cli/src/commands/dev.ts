@@ -1,0 +1,210 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, extname, join, relative, sep } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
+import { CliError } from '../errors.js';
+import { resolveAppSpec } from '../load-app.js';
+import { resolveBaseDir } from '../project.js';
+import { cliEntryPath, serveArgvOf, trustProxyOf, withServerOptions, type ServerArgs } from './serve.js';
+
+/** SPEC "Command-line interface", `svc dev`: reload on changes of sources, YAML and `.env`. */
+export const DEV_WATCHED_EXTENSIONS = ['.ts', '.js', '.mjs', '.yaml', '.yml'] as const;
+
+/** Directories never watched: dependencies, history, build output. */
+export const DEV_IGNORED_DIRECTORIES = ['node_modules', '.git', 'dist'] as const;
+
+/** Changes closer together than this restart the server once. */
+export const RESTART_DEBOUNCE_MS = 200;
+
+/** A server that has not stopped this long after SIGTERM is killed (App.close grants 10 s to requests). */
+const CHILD_STOP_TIMEOUT_MS = 15_000;
+
+/** Whether a change of `file` restarts the dev server (database files such as `auth.db-wal` never do). */
+export function isWatchedFile(file: string): boolean {
+  const name = basename(file);
+  if (name.includes('.db')) return false;
+  return name === '.env' || (DEV_WATCHED_EXTENSIONS as readonly string[]).includes(extname(name));
+}
+
+function isIgnoredDirectory(name: string): boolean {
+  return (DEV_IGNORED_DIRECTORIES as readonly string[]).includes(name);
+}
+
+/** A running watch of a project directory. */
+export interface ProjectWatcher {
+  /** Resolves once every directory present at the start is watched. */
+  ready: Promise<void>;
+  close(): void;
+}
+
+/**
+ * Watches `root` and its subdirectories and calls `onChange` with the path of a changed watched file (or of a
+ * directory that appeared or vanished). One non-recursive `fs.watch` per directory, so that `node_modules`,
+ * `.git` and `dist` are never walked: Node's own recursive mode on Linux descends into all of them.
+ */
+export function watchProject(root: string, onChange: (path: string) => void): ProjectWatcher {
+  const watchers = new Map<string, FSWatcher>();
+  let closed = false;
+
+  const unwatchTree = (dir: string) => {
+    for (const [path, watcher] of watchers) {
+      if (path === dir || path.startsWith(dir + sep)) {
+        watcher.close();
+        watchers.delete(path);
+      }
+    }
+  };
+
+  const watchTree = async (dir: string): Promise<void> => {
+    if (closed || watchers.has(dir)) return;
+    let watcher: FSWatcher;
+    try {
+      watcher = watch(dir, (event, name) => {
+        if (!name) return;
+        const path = join(dir, name.toString());
+        if (isWatchedFile(path)) onChange(path);
+        if (event !== 'rename' || isIgnoredDirectory(basename(path))) return;
+        stat(path).then(
+          (info) => {
+            if (info.isDirectory() && !watchers.has(path)) {
+              onChange(path);
+              void watchTree(path);
+            }
+          },
+          () => {
+            if (watchers.has(path)) {
+              unwatchTree(path);
+              onChange(path);
+            }
+          },
+        );
+      });
+    } catch {
+      return; // vanished or unreadable meanwhile
+    }
+    watcher.on('error', () => unwatchTree(dir));
+    watchers.set(dir, watcher);
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    await Promise.all(
+      entries
+        .filter((entry) => entry.isDirectory() && !isIgnoredDirectory(entry.name))
+        .map((entry) => watchTree(join(dir, entry.name))),
+    );
+  };
+
+  return {
+    ready: watchTree(root),
+    close() {
+      closed = true;
+      unwatchTree(root);
+    },
+  };
+}
+
+/**
+ * Runs `svc serve` (same options, one process) as a child and starts a new one, after the old one stopped
+ * gracefully, whenever a watched file changes. Resolves with the exit code after SIGTERM or SIGINT.
+ */
+async function runDev(args: ServerArgs): Promise<number> {
+  const baseDir = resolveBaseDir(args.baseDir);
+  const command = [...process.execArgv, cliEntryPath(), ...serveArgvOf(args)];
+  let child: ChildProcess | undefined;
+  let childExited: Promise<void> = Promise.resolve();
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let queue: Promise<void> = Promise.resolve();
+  const expectedExits = new WeakSet<ChildProcess>();
+
+  const startChild = () => {
+    const current = spawn(process.execPath, command, { stdio: 'inherit', env: process.env });
+    child = current;
+    childExited = new Promise((resolvePromise) => {
+      current.once('exit', (code, signal) => {
+        if (!expectedExits.has(current) && !stopping) {
+          const how = signal ? `signal ${signal}` : `code ${code}`;
+          process.stderr.write(`svc: the server stopped (${how}); waiting for a change to restart it\n`);
+        }
+        resolvePromise();
+      });
+      current.once('error', (error) => {
+        process.stderr.write(`svc: cannot start the server: ${error.message}\n`);
+        resolvePromise();
+      });
+    });
+  };
+
+  const stopChild = async () => {
+    const current = child;
+    if (!current || current.exitCode !== null || current.signalCode !== null) return;
+    expectedExits.add(current);
+    current.kill('SIGTERM');
+    const killer = setTimeout(() => current.kill('SIGKILL'), CHILD_STOP_TIMEOUT_MS);
+    await childExited;
+    clearTimeout(killer);
+  };
+
+  // Restarts run one after the other: stop the old server, wait for it, then start the new one.
+  const restart = (path: string) => {
+    queue = queue.then(async () => {
+      if (stopping) return;
+      process.stderr.write(`svc: ${relative(baseDir, path) || path} changed; restarting\n`);
+      await stopChild();
+      if (!stopping) startChild();
+    });
+  };
+
+  const watcher = watchProject(baseDir, (path) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => restart(path), RESTART_DEBOUNCE_MS);
+  });
+  await watcher.ready;
+  startChild();
+
+  return new Promise((resolvePromise) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // Ctrl-C twice: stop waiting for the server's in-flight requests.
+        if (signal === 'SIGINT') {
+          child?.kill('SIGKILL');
+          process.exit(130);
+        }
+        return;
+      }
+      stopping = true;
+      clearTimeout(timer);
+      watcher.close();
+      void queue.then(stopChild).then(() => {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        resolvePromise(0);
+      });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/**
+ * `svc dev`: the development server, restarted on changes of `*.ts`, `*.js`, `*.mjs`, `*.yaml`, `*.yml` and
+ * `.env` in the project directory. SPEC "Command-line interface".
+ * @example
+ * svc dev --base-dir . --port 8000
+ */
+export const devCommand: CommandModule<object, ServerArgs> = {
+  command: 'dev',
+  describe: 'Start the development server and restart it when a project file changes',
+  builder: (yargs) => withServerOptions(yargs) as unknown as Argv<ServerArgs>,
+  async handler(argv) {
+    const baseDir = resolveBaseDir(argv.baseDir);
+    const isDirectory = await stat(baseDir).then(
+      (info) => info.isDirectory(),
+      () => false,
+    );
+    if (!isDirectory) throw new CliError(`the project directory ${baseDir} does not exist`);
+    // Problems the child would only report after a change are refused now.
+    resolveAppSpec(baseDir, argv.app);
+    trustProxyOf(argv, process.env);
+    argv.exitCode = await runDev(argv);
+  },
+};
