@@ -1,0 +1,22 @@
+/** SPEC "User": Argon2id, memory 19 MiB (19456 KiB), 2 iterations, parallelism 1, PHC string. */
+export const ARGON2_MEMORY_COST_KIB = 19_456;
+/** SPEC "User": 2 iterations. */
+export const ARGON2_TIME_COST = 2;
+/** SPEC "User": parallelism 1. */
+export const ARGON2_PARALLELISM = 1;
+
+/** SPEC "User" and "Limits": username length 3 to 150 characters. */
+export const USERNAME_MIN_LENGTH = 3;
+/** SPEC "User" and "Limits": username length 3 to 150 characters. */
+export const USERNAME_MAX_LENGTH = 150;
+/** Column width of `email` (core table). */
+export const EMAIL_MAX_LENGTH = 320;
+/** Column width of `first_name` / `last_name` (core table). */
+export const NAME_MAX_LENGTH = 150;
+
+/** SPEC "Tokens (JWT)": the `type` claim of each token kind. */
+export const TOKEN_TYPES = { access: 'access', refresh: 'refresh', mfa: 'mfa' } as const;
+export type TokenType = (typeof TOKEN_TYPES)[keyof typeof TOKEN_TYPES];
+
+/** Cache key prefix of the per-address rate limit (SPEC "Limits": per-address rate limit). */
+export const RATE_LIMIT_KEY_PREFIX = 'auth:rate';

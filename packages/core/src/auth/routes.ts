@@ -1,0 +1,82 @@
+import { defineRouter, type Router } from '../kernel/router.js';
+import type { AuthUser } from '../kernel/ports.js';
+import {
+  CurrentUserOut,
+  LoginForm,
+  LoginOut,
+  LogoutBody,
+  PasswordChangeBody,
+  RefreshBody,
+  RegisterBody,
+  TokenOut,
+  toUserOut,
+  UserOut,
+  UserPatchBody,
+} from './schemas.js';
+import type { AuthService } from './service.js';
+
+const me = (user: AuthUser | null): AuthUser => user!; // `user` routes: the guard guarantees a user
+
+/** The `auth` router (SPEC "Authentication routes", except the settings routes). */
+export function createAuthRouter(service: AuthService): Router {
+  const auth = defineRouter({ prefix: '/auth', name: 'auth', tags: ['auth'] });
+
+  auth.post(
+    '/token',
+    {
+      public: true,
+      summary: 'Log in (OAuth2 password flow)',
+      bodyType: 'form',
+      body: LoginForm,
+      response: LoginOut,
+      envelope: 'auth-token',
+    },
+    (ctx) => service.login({ username: ctx.body.username, password: ctx.body.password, ip: ctx.clientIp }),
+  );
+
+  auth.post(
+    '/refresh-token',
+    {
+      public: true,
+      summary: 'Exchange a refresh token',
+      body: RefreshBody,
+      response: TokenOut,
+      envelope: 'auth-token',
+    },
+    (ctx) => service.refresh(ctx.body.refresh_token),
+  );
+
+  auth.post(
+    '/logout',
+    { summary: 'Log out (revoke this login, or all logins)', body: LogoutBody, status: 204 },
+    async (ctx) => service.logout(me(ctx.user), ctx.body.refresh_token),
+  );
+
+  auth.post(
+    '/register',
+    { public: true, summary: 'Register an account', body: RegisterBody, response: UserOut, status: 201 },
+    async (ctx) => toUserOut(await service.register({ ...ctx.body, ip: ctx.clientIp })),
+  );
+
+  auth.get('/user', { summary: 'The current user', response: CurrentUserOut }, async (ctx) => {
+    const row = await service.profile(me(ctx.user).id);
+    return { ...toUserOut(row), permissions: row.permissions };
+  });
+
+  auth.patch(
+    '/user',
+    { summary: 'Update the current user', body: UserPatchBody, response: CurrentUserOut },
+    async (ctx) => {
+      const row = await service.updateProfile(me(ctx.user).id, ctx.body);
+      return { ...toUserOut(row), permissions: row.permissions };
+    },
+  );
+
+  auth.post(
+    '/user/password',
+    { summary: 'Change the own password', body: PasswordChangeBody, status: 204 },
+    async (ctx) => service.changePassword(me(ctx.user).id, ctx.body),
+  );
+
+  return auth;
+}

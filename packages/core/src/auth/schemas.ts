@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from './constants.js';
+
+/** The user as clients see it (SPEC "User", camelCase; timestamps ISO 8601). */
+export const UserOut = z.object({
+  id: z.string(),
+  username: z.string(),
+  email: z.string().nullable(),
+  firstName: z.string(),
+  lastName: z.string(),
+  isActive: z.boolean(),
+  isStaff: z.boolean(),
+  isSuperuser: z.boolean(),
+  emailVerifiedAt: z.string().nullable(),
+  lastLoginAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type UserOut = z.infer<typeof UserOut>;
+
+/** `GET /auth/user` and `PATCH /auth/user`: the user with effective permission codenames. */
+export const CurrentUserOut = UserOut.extend({ permissions: z.array(z.string()) });
+export type CurrentUserOut = z.infer<typeof CurrentUserOut>;
+
+interface UserLike {
+  id: string;
+  username: string;
+  email?: string | null;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  emailVerifiedAt?: Date | null;
+  lastLoginAt?: Date | null;
+  createdAt: Date;
+}
+
+const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+
+/**
+ * A user row (or `AuthUser`) in its public JSON shape; never carries the hash or lock state.
+ * @example return toUserOut(row);
+ */
+export function toUserOut(row: UserLike): UserOut {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email ?? null,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    isActive: row.isActive,
+    isStaff: row.isStaff,
+    isSuperuser: row.isSuperuser,
+    emailVerifiedAt: iso(row.emailVerifiedAt),
+    lastLoginAt: iso(row.lastLoginAt),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** `POST /auth/token` form body (OAuth2 password flow; other OAuth2 fields are ignored). */
+export const LoginForm = z.object({
+  username: z.string(),
+  password: z.string(),
+});
+
+/** Login, refresh and MFA-verify answer (OAuth2 shape, snake_case). */
+export const TokenOut = z.object({
+  access_token: z.string(),
+  token_type: z.literal('bearer'),
+  refresh_token: z.string().optional(),
+});
+
+/** `POST /auth/token` when a second step is required (SPEC "Authentication" 5). */
+export const MfaRequiredOut = z.object({ mfa_required: z.literal(true), mfa_token: z.string() });
+
+export const LoginOut = z.union([TokenOut, MfaRequiredOut]);
+
+export const RefreshBody = z.object({ refresh_token: z.string().min(1) });
+
+export const LogoutBody = z.object({ refresh_token: z.string().optional() });
+
+const email = z.union([z.literal(''), z.email().max(EMAIL_MAX_LENGTH)]);
+
+/** `POST /auth/register`; privileges sent along are ignored (stripped). */
+export const RegisterBody = z.object({
+  username: z.string().trim().toLowerCase().min(USERNAME_MIN_LENGTH).max(USERNAME_MAX_LENGTH),
+  password: z.string(),
+  email: email.nullish(),
+  firstName: z.string().max(NAME_MAX_LENGTH).optional(),
+  lastName: z.string().max(NAME_MAX_LENGTH).optional(),
+});
+
+/** `PATCH /auth/user`: only fields sent change; empty email clears (SPEC "Authentication routes" 3). */
+export const UserPatchBody = z.object({
+  firstName: z.string().max(NAME_MAX_LENGTH).optional(),
+  lastName: z.string().max(NAME_MAX_LENGTH).optional(),
+  email: email.nullish(),
+  currentPassword: z.string().optional(),
+});
+
+/** `POST /auth/user/password`. */
+export const PasswordChangeBody = z.object({
+  currentPassword: z.string(),
+  newPassword: z.string(),
+});

@@ -1,0 +1,399 @@
+import type { Cache } from '../kernel/cache/cache.js';
+import type { Settings } from '../kernel/config/schema.js';
+import { mapDatabaseError } from '../kernel/errors/format.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { AuthUser, Authenticator, LoginGuard, PortRegistry, TokenRevoker } from '../kernel/ports.js';
+import { TOKEN_TYPES } from './constants.js';
+import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { checkRateLimit } from './rate-limit.js';
+import type { AuthStore, UserRow, UserUpdate } from './store.js';
+import type { TokenFailure, TokenSigner } from './tokens.js';
+
+/** The token response of login and refresh (SPEC "Authentication routes": OAuth2 shape, snake_case). */
+export interface TokenPair {
+  access_token: string;
+  token_type: 'bearer';
+  refresh_token: string;
+}
+
+export type LoginResult = TokenPair | { mfa_required: true; mfa_token: string };
+
+export interface AuthServiceDeps {
+  settings: Settings;
+  store: AuthStore;
+  signer: TokenSigner;
+  cache: Cache;
+  log: Logger;
+  ports: PortRegistry;
+  now: () => Date;
+  /** Hash verified for unknown usernames (computed once at startup). @default a fresh random hash */
+  dummyHash?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ACCESS_FAILURES: Record<
+  TokenFailure,
+  'auth.token_invalid' | 'auth.token_wrong_type' | 'auth.token_no_subject'
+> = {
+  invalid: 'auth.token_invalid',
+  wrong_type: 'auth.token_wrong_type',
+  no_subject: 'auth.token_no_subject',
+};
+
+/** The user without its secrets and lock state (the `AuthUser` of the ports). */
+export function toAuthUser(row: UserRow): AuthUser {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email ?? null,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    isActive: row.isActive,
+    isStaff: row.isStaff,
+    isSuperuser: row.isSuperuser,
+    emailVerifiedAt: row.emailVerifiedAt ?? null,
+    lastLoginAt: row.lastLoginAt ?? null,
+    createdAt: row.createdAt,
+    passwordChangedAt: row.passwordChangedAt ?? null,
+  };
+}
+
+const invalidCredentials = () => new SvcError('auth.invalid_credentials', { loc: ['body', 'username'] });
+
+/**
+ * The rules of SPEC "Authentication", "Account login lock" and "Refresh token and login": login, refresh
+ * rotation, logout, registration, own profile and password, and the ports other features use.
+ */
+export async function createAuthService(deps: AuthServiceDeps) {
+  const { settings, store, signer, cache, log, ports, now } = deps;
+  const dummyHash = deps.dummyHash ?? (await createDummyHash());
+
+  const rateLimit = (ip: string, scope: string) => checkRateLimit(cache, settings, ip, scope);
+
+  function retryAfter(lockedUntil: Date): string {
+    return String(Math.max(1, Math.ceil((lockedUntil.getTime() - now().getTime()) / 1000)));
+  }
+
+  function lockedError(code: 'auth.too_many_attempts' | 'mfa.too_many_attempts', lockedUntil: Date | null) {
+    return new SvcError(code, { headers: lockedUntil ? { 'Retry-After': retryAfter(lockedUntil) } : {} });
+  }
+
+  function isLocked(row: UserRow): boolean {
+    return (
+      row.lockedUntil !== null && row.lockedUntil !== undefined && row.lockedUntil.getTime() > now().getTime()
+    );
+  }
+
+  function warnLocked(row: { id: string; username: string }, lockedUntil: Date | null) {
+    log.warn('account locked after too many failed attempts', {
+      userId: row.id,
+      username: row.username,
+      lockedUntil: lockedUntil?.toISOString(),
+    });
+  }
+
+  /**
+   * One password attempt on the lockout counter (SPEC "Account login lock"): counted atomically BEFORE the
+   * check, so parallel guesses can never exceed `login_max_attempts`; a locked account still verifies
+   * (same cost) and answers 'locked'.
+   */
+  async function attemptPassword(row: UserRow, password: string): Promise<'ok' | 'wrong' | 'locked'> {
+    const at = now();
+    const lockUntil = new Date(at.getTime() + settings.login_lockout_minutes * 60_000);
+    const count = await store.countAttempt(row.id, settings.login_max_attempts, at, lockUntil);
+    if (!count.counted) {
+      await verifyPassword(row.passwordHash, password);
+      return 'locked';
+    }
+    if (await verifyPassword(row.passwordHash, password)) {
+      await store.resetAttempts(row.id, count.lockedNow ? count.lockedUntil : null);
+      return 'ok';
+    }
+    if (count.lockedNow) warnLocked(row, count.lockedUntil);
+    return 'wrong';
+  }
+
+  function policy(password: string, field: string) {
+    const min = settings.password_min_length;
+    if (password.length < min) {
+      throw new SvcError('auth.password_too_short', { loc: ['body', field], params: { min_length: min } });
+    }
+  }
+
+  async function issuePair(userId: string, family?: string): Promise<TokenPair> {
+    const refresh = signer.signRefresh(userId, family);
+    await store.insertRefresh({
+      jti: refresh.jti,
+      family: refresh.family,
+      userId,
+      expiresAt: refresh.expiresAt,
+    });
+    return { access_token: signer.signAccess(userId), token_type: 'bearer', refresh_token: refresh.token };
+  }
+
+  async function completeLogin(user: AuthUser): Promise<TokenPair> {
+    const at = now();
+    await store.deleteExpiredRefreshOf(user.id, at);
+    const pair = await issuePair(user.id);
+    await store.updateUser(user.id, { lastLoginAt: at });
+    ports.get('events').emit('login', { userId: user.id, username: user.username });
+    return pair;
+  }
+
+  async function loadUser(id: string): Promise<UserRow> {
+    const row = UUID.test(id) ? await store.userById(id) : undefined;
+    if (!row) throw new SvcError('user.not_found');
+    return row;
+  }
+
+  const authenticator: Authenticator = {
+    async authenticate(token, options = {}) {
+      const check = signer.check(token, TOKEN_TYPES.access);
+      if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
+      const { sub, iat } = check.claims;
+      const row = !UUID.test(sub)
+        ? undefined
+        : options.withPermissions
+          ? await store.userWithPermissions(sub)
+          : await store.userById(sub);
+      if (!row) throw new SvcError('user.not_found');
+      // SPEC "Refresh token and login": one-second resolution, a token of the same second stays valid.
+      if (row.passwordChangedAt && iat < Math.floor(row.passwordChangedAt.getTime() / 1000)) {
+        throw new SvcError('auth.token_revoked');
+      }
+      if (!row.isActive) throw new SvcError('user.disabled');
+      const user = toAuthUser(row);
+      return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
+    },
+    peek(token) {
+      const check = signer.check(token, TOKEN_TYPES.access);
+      return check.ok ? { userId: check.claims.sub } : null;
+    },
+    async firstSuperuser() {
+      const row = await store.firstSuperuser();
+      return row ? toAuthUser(row) : null;
+    },
+  };
+
+  const loginGuard: LoginGuard = {
+    async assertNotLocked(userId, code) {
+      const row = await store.userById(userId);
+      if (row && isLocked(row)) throw lockedError(code, row.lockedUntil);
+    },
+    async verifyPassword(userId, password) {
+      const row = UUID.test(userId) ? await store.userById(userId) : undefined;
+      if (!row) {
+        await verifyPassword(dummyHash, password);
+        return false;
+      }
+      return (await attemptPassword(row, password)) === 'ok';
+    },
+    async recordFailure(userId) {
+      const at = now();
+      const lockUntil = new Date(at.getTime() + settings.login_lockout_minutes * 60_000);
+      const count = await store.countAttempt(userId, settings.login_max_attempts, at, lockUntil);
+      if (!count.counted) return true;
+      if (count.lockedNow) {
+        const row = await store.userById(userId);
+        warnLocked({ id: userId, username: row?.username ?? '' }, count.lockedUntil);
+      }
+      return count.lockedNow;
+    },
+    completeLogin,
+    hashPassword,
+  };
+
+  const tokens: TokenRevoker = {
+    async revokeAll(userId) {
+      await store.deleteRefreshOf(userId);
+    },
+  };
+
+  return {
+    authenticator,
+    loginGuard,
+    tokens,
+    rateLimit,
+
+    /** `POST /auth/token` (SPEC "Authentication routes" 1: one uniform 401 for every failure). */
+    async login(input: { username: string; password: string; ip: string }): Promise<LoginResult> {
+      await rateLimit(input.ip, 'login');
+      const username = input.username.trim().toLowerCase();
+      const row = username ? await store.userByUsername(username) : undefined;
+      if (!row) {
+        await verifyPassword(dummyHash, input.password);
+        throw invalidCredentials();
+      }
+      if (!row.isActive) {
+        await verifyPassword(row.passwordHash, input.password);
+        throw invalidCredentials();
+      }
+      if ((await attemptPassword(row, input.password)) !== 'ok') throw invalidCredentials();
+      if (needsRehash(row.passwordHash)) {
+        // SPEC "User": outdated parameters are re-hashed on the next successful login (not a password change).
+        await store.updateUser(row.id, { passwordHash: await hashPassword(input.password) });
+      }
+      const user = toAuthUser(row);
+      if (settings.mfa_enabled) {
+        const mfaToken = await ports.find('secondFactor')?.startChallenge(user);
+        if (mfaToken) return { mfa_required: true, mfa_token: mfaToken };
+      }
+      return completeLogin(user);
+    },
+
+    /** `POST /auth/refresh-token`: the state table of SPEC "Refresh token and login". */
+    async refresh(token: string): Promise<Omit<TokenPair, 'refresh_token'> & { refresh_token?: string }> {
+      const check = signer.check(token, TOKEN_TYPES.refresh);
+      if (!check.ok || typeof check.claims.jti !== 'string' || typeof check.claims.fam !== 'string') {
+        throw new SvcError('auth.refresh_token_invalid');
+      }
+      const { sub, jti } = check.claims;
+      const row = UUID.test(sub) ? await store.userById(sub) : undefined;
+      if (!row || !row.isActive) throw new SvcError('auth.refresh_user_invalid');
+      const revoked = () => new SvcError('auth.refresh_token_revoked');
+
+      if (!settings.refresh_token_rotation) {
+        const record = await store.refreshByJti(jti);
+        if (!record || record.userId !== sub || record.spentAt) throw revoked();
+        return { access_token: signer.signAccess(sub), token_type: 'bearer' };
+      }
+      const at = now();
+      const spent = await store.spendRefresh(jti, at);
+      if (!spent) {
+        const record = await store.refreshByJti(jti);
+        if (record?.spentAt && record.userId === sub) {
+          const grace = settings.refresh_reuse_grace_seconds;
+          const age = at.getTime() - record.spentAt.getTime();
+          // Within the grace window a reuse (a concurrent refresh of the same client) is refused but the
+          // login survives; after it, reuse means a stolen token: the whole login is revoked.
+          if (grace === 0 || age > grace * 1000) {
+            await store.deleteFamily(record.family);
+            log.warn('refresh token reused after its rotation: login revoked', { userId: sub });
+          }
+        }
+        throw revoked();
+      }
+      if (spent.userId !== sub) throw revoked();
+      return issuePair(sub, spent.family);
+    },
+
+    /** `POST /auth/logout`: the caller's own refresh token revokes its login, anything else all logins. */
+    async logout(user: AuthUser, refreshToken: string | undefined): Promise<void> {
+      const check = refreshToken ? signer.check(refreshToken, TOKEN_TYPES.refresh) : undefined;
+      if (check?.ok && check.claims.sub === user.id && typeof check.claims.fam === 'string') {
+        await store.deleteFamily(check.claims.fam);
+      } else {
+        await store.deleteRefreshOf(user.id);
+      }
+      ports.get('events').emit('logout', { userId: user.id, username: user.username });
+    },
+
+    /** `POST /auth/register` (SPEC "Authentication routes" 2 and 6). */
+    async register(input: {
+      username: string;
+      password: string;
+      email?: string | null;
+      firstName?: string;
+      lastName?: string;
+      ip: string;
+    }): Promise<UserRow> {
+      if (!settings.registration_enabled) throw new SvcError('auth.registration_disabled');
+      await rateLimit(input.ip, 'register');
+      policy(input.password, 'password');
+      const username = input.username.trim().toLowerCase();
+      if (await store.userByUsername(username)) throw new SvcError('auth.username_taken');
+      const email = input.email?.trim() || null;
+      if (email && (await store.userByEmail(email))) {
+        throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'] });
+      }
+      const passwordHash = await hashPassword(input.password);
+      try {
+        // Privileges are never taken from the request: active, non-staff, non-superuser.
+        return await store.insertUser({
+          username,
+          email,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          passwordHash,
+          isActive: true,
+          isStaff: false,
+          isSuperuser: false,
+        });
+      } catch (error) {
+        if (mapDatabaseError(error)?.code === 'db.conflict')
+          throw new SvcError('user.username_or_email_exists');
+        throw error;
+      }
+    },
+
+    /** The caller with effective permissions (`GET /auth/user`). */
+    async profile(userId: string): Promise<UserRow & { permissions: string[] }> {
+      const row = UUID.test(userId) ? await store.userWithPermissions(userId) : undefined;
+      if (!row) throw new SvcError('user.not_found');
+      return row;
+    },
+
+    /** `PATCH /auth/user` (SPEC "Authentication routes" 3). */
+    async updateProfile(
+      userId: string,
+      input: { firstName?: string; lastName?: string; email?: string | null; currentPassword?: string },
+    ): Promise<UserRow & { permissions: string[] }> {
+      const row = await loadUser(userId);
+      const changes: UserUpdate = {};
+      if (input.firstName !== undefined) changes.firstName = input.firstName;
+      if (input.lastName !== undefined) changes.lastName = input.lastName;
+      if (input.email !== undefined) {
+        const email = input.email?.trim() || null;
+        if (email !== (row.email ?? null)) {
+          // The email receives MFA codes: changing it needs the current password, counted on the lock.
+          if (!input.currentPassword) throw new SvcError('auth.password_incorrect');
+          if (isLocked(row)) throw lockedError('auth.too_many_attempts', row.lockedUntil);
+          const result = await attemptPassword(row, input.currentPassword);
+          if (result === 'locked')
+            throw lockedError('auth.too_many_attempts', (await loadUser(userId)).lockedUntil);
+          if (result === 'wrong') throw new SvcError('auth.password_incorrect');
+          if (email) {
+            const holder = await store.userByEmail(email);
+            if (holder && holder.id !== row.id) throw new SvcError('user.email_exists');
+          }
+          changes.email = email;
+          changes.emailVerifiedAt = null;
+        }
+      }
+      if (Object.keys(changes).length > 0) {
+        try {
+          await store.updateUser(userId, changes);
+        } catch (error) {
+          if (mapDatabaseError(error)?.code === 'db.conflict') throw new SvcError('user.email_exists');
+          throw error;
+        }
+      }
+      const updated = await store.userWithPermissions(userId);
+      if (!updated) throw new SvcError('user.not_found');
+      return updated;
+    },
+
+    /** `POST /auth/user/password` (SPEC "Authentication routes" 4, "Authentication" 8). */
+    async changePassword(
+      userId: string,
+      input: { currentPassword: string; newPassword: string },
+    ): Promise<void> {
+      const row = await loadUser(userId);
+      if (isLocked(row)) throw lockedError('auth.too_many_attempts', row.lockedUntil);
+      const result = await attemptPassword(row, input.currentPassword);
+      if (result === 'locked')
+        throw lockedError('auth.too_many_attempts', (await loadUser(userId)).lockedUntil);
+      if (result === 'wrong') throw new SvcError('auth.password_incorrect');
+      policy(input.newPassword, 'newPassword');
+      if (input.newPassword === input.currentPassword) throw new SvcError('auth.password_unchanged');
+      const passwordHash = await hashPassword(input.newPassword);
+      await store.updateUser(userId, { passwordHash, passwordChangedAt: now() });
+      await store.deleteRefreshOf(userId);
+      ports.get('events').userChanged(userId, 'password_changed');
+    },
+  };
+}
+
+export type AuthService = Awaited<ReturnType<typeof createAuthService>>;

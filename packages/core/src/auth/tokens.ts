@@ -1,0 +1,82 @@
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Settings } from '../kernel/config/schema.js';
+import { TOKEN_TYPES, type TokenType } from './constants.js';
+
+/** Claims of a verified token (SPEC "Tokens (JWT)"). */
+export interface TokenClaims {
+  sub?: string;
+  type?: string;
+  iat: number;
+  exp: number;
+  jti?: string;
+  fam?: string;
+}
+
+/** Why a token was refused, before any database work. */
+export type TokenFailure = 'invalid' | 'wrong_type' | 'no_subject';
+
+export type TokenCheck =
+  { ok: true; claims: TokenClaims & { sub: string } } | { ok: false; failure: TokenFailure };
+
+/** Signs and verifies the service's JWTs with one key built once (issue 12: a KeyObject is ~50x faster). */
+export interface TokenSigner {
+  signAccess(userId: string): string;
+  /** A refresh token of login `family` (a new family when omitted); returns the token and its record fields. */
+  signRefresh(
+    userId: string,
+    family?: string,
+  ): { token: string; jti: string; family: string; expiresAt: Date };
+  /** A short-lived `mfa` token (SPEC "Tokens (JWT)": valid `mfa_otp_expire_minutes`). */
+  signMfa(userId: string, extra?: Record<string, unknown>): string;
+  /** Verifies signature, algorithm, expiry, `type` and `sub`, in the order of SPEC "Authentication" 3. */
+  check(token: string, type: TokenType): TokenCheck;
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/**
+ * Builds the signer from `secret_key` and `algorithm`. Verification accepts only the configured algorithm,
+ * so `none` and every other algorithm are refused.
+ * @example const signer = createTokenSigner({ settings, now: () => new Date() });
+ */
+export function createTokenSigner(deps: { settings: Settings; now: () => Date }): TokenSigner {
+  const { settings, now } = deps;
+  const key: KeyObject = createSecretKey(Buffer.from(settings.secret_key));
+  const algorithm = settings.algorithm;
+
+  function sign(claims: Record<string, unknown>, lifetimeSeconds: number): string {
+    const iat = seconds(now());
+    return jwt.sign({ ...claims, iat, exp: iat + lifetimeSeconds }, key, { algorithm });
+  }
+
+  return {
+    signAccess(userId) {
+      return sign({ sub: userId, type: TOKEN_TYPES.access }, settings.access_token_expire_minutes * 60);
+    },
+    signRefresh(userId, family = randomUUID()) {
+      const jti = randomUUID();
+      const lifetime = settings.refresh_token_expire_days * 86_400;
+      const token = sign({ sub: userId, type: TOKEN_TYPES.refresh, jti, fam: family }, lifetime);
+      return { token, jti, family, expiresAt: new Date(now().getTime() + lifetime * 1000) };
+    },
+    signMfa(userId, extra = {}) {
+      return sign({ ...extra, sub: userId, type: TOKEN_TYPES.mfa }, settings.mfa_otp_expire_minutes * 60);
+    },
+    check(token, type) {
+      let decoded: unknown;
+      try {
+        decoded = jwt.verify(token, key, { algorithms: [algorithm], clockTimestamp: seconds(now()) });
+      } catch {
+        return { ok: false, failure: 'invalid' };
+      }
+      if (typeof decoded !== 'object' || decoded === null) return { ok: false, failure: 'invalid' };
+      const claims = decoded as TokenClaims;
+      if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number')
+        return { ok: false, failure: 'invalid' };
+      if (claims.type !== type) return { ok: false, failure: 'wrong_type' };
+      if (typeof claims.sub !== 'string' || claims.sub === '') return { ok: false, failure: 'no_subject' };
+      return { ok: true, claims: claims as TokenClaims & { sub: string } };
+    },
+  };
+}
