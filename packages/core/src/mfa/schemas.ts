@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { PHONE_NUMBER_PATTERN } from './constants.js';
+
+// SPEC "Multi-factor routes": field names are snake_case.
+
+const Code = z.string().trim().min(1).max(64);
+
+export const MfaVerifyBody = z.object({ mfa_token: z.string().min(1).max(4096), code: Code });
+
+export const TokenPairOut = z.object({
+  access_token: z.string(),
+  token_type: z.literal('bearer'),
+  refresh_token: z.string(),
+});
+
+export const MfaStatusOut = z.object({
+  enabled: z.boolean(),
+  method: z.enum(['totp', 'email', 'sms']).nullable(),
+});
+
+export const TotpSetupOut = z.object({
+  secret: z.string(),
+  otpauth_uri: z.string(),
+  backup_codes: z.array(z.string()),
+});
+
+export const MfaCodeBody = z.object({ code: Code });
+
+export const BackupCodesOut = z.object({ backup_codes: z.array(z.string()) });
+
+/** SPEC "Limits": international phone number (leading `+`); anything else is a 422 validation error. */
+export const SmsSetupBody = z.object({
+  phone_number: z.string().regex(PHONE_NUMBER_PATTERN, 'Use the international form, e.g. +4915112345678'),
+});
+
+export const MfaPasswordBody = z.object({ password: z.string().min(1).max(1024) });

@@ -1,0 +1,418 @@
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Cache } from '../kernel/cache/cache.js';
+import type { Settings } from '../kernel/config/schema.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { AuthUser, PortRegistry, SecondFactor } from '../kernel/ports.js';
+import { generateBackupCodes, normaliseBackupCode } from './backup-codes.js';
+import { BACKUP_CODE_CAS_RETRIES, MFA_RATE_LIMIT_SCOPE, TOTP_USED_STEP_TTL_SECONDS } from './constants.js';
+import { generateOtpCode, normaliseOtpCode } from './one-time-codes.js';
+import { decryptSecret, deriveMfaKeys, encryptSecret, hashCode, hashesEqual } from './secrets.js';
+import type { MfaSender } from './sender.js';
+import type { MfaConfigRow, MfaStore } from './store.js';
+import type { MfaMethod } from './tables.js';
+import { generateTotpSecret, matchTotpStep, totpIssuer, totpUri } from './totp.js';
+
+/** `GET /mfa/status` (SPEC "MFA configuration"). */
+export interface MfaStatus {
+  enabled: boolean;
+  method: MfaMethod | null;
+}
+
+export interface TokenPair {
+  access_token: string;
+  token_type: 'bearer';
+  refresh_token: string;
+}
+
+export interface MfaServiceDeps {
+  settings: Settings;
+  cache: Cache;
+  store: MfaStore;
+  sender: MfaSender;
+  log: Logger;
+  /** Read at request time: `loginGuard` and `rateLimiter` come from `auth`. */
+  ports: PortRegistry;
+  now?: () => Date;
+}
+
+/** The claim of the `mfa_token` carrying the challenge id. */
+const CHALLENGE_CLAIM = 'cid';
+const MFA_TOKEN_TYPE = 'mfa';
+
+/** The rules of SPEC "MFA enrolment", "MFA login challenge" and "Multi-factor routes". */
+export function createMfaService(deps: MfaServiceDeps) {
+  const { settings, cache, store, sender, log, ports } = deps;
+  const now = deps.now ?? (() => new Date());
+  const keys = deriveMfaKeys(settings);
+  // Built once: jsonwebtoken accepts a KeyObject for HMAC algorithms (SPEC "Tokens (JWT)": secret_key).
+  const signingKey: KeyObject = createSecretKey(Buffer.from(settings.secret_key));
+  const otpMinutes = settings.mfa_otp_expire_minutes;
+
+  const loginGuard = () => ports.get('loginGuard');
+
+  /** SPEC "Limits": the MFA check and email/SMS setup count against `auth_rate_limit`. */
+  async function rateLimit(clientIp: string): Promise<void> {
+    // The limiter is auth's; without it (auth module replaced or disabled) there is nothing to count on.
+    await ports.find('rateLimiter')?.hit(clientIp, MFA_RATE_LIMIT_SCOPE);
+  }
+
+  function backupHash(userId: string, normalised: string): string {
+    return hashCode(keys.codeHash, `backup:${userId}`, normalised);
+  }
+
+  function newBackupCodes(userId: string): { codes: string[]; hashes: string[] } {
+    const codes = generateBackupCodes();
+    return { codes, hashes: codes.map((code) => backupHash(userId, normaliseBackupCode(code)!)) };
+  }
+
+  function assertSetupAllowed(): void {
+    // SPEC "Multi-factor routes" 1: TOTP and email setup need mfa_enabled (SMS setup is not gated there).
+    if (!settings.mfa_enabled) throw new SvcError('mfa.disabled');
+  }
+
+  /** Records the step of a TOTP code in the cache and in `last_totp_step`: true when this caller used it first. */
+  async function consumeTotpStep(userId: string, step: number): Promise<boolean> {
+    if (!(await cache.setIfAbsent(`mfa:totp:${userId}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS))) return false;
+    return store.consumeTotpStep(userId, step);
+  }
+
+  /** Consumes one backup code atomically (compare-and-swap on the list): true for exactly one caller. */
+  async function consumeBackupCode(userId: string, normalised: string): Promise<boolean> {
+    const hash = backupHash(userId, normalised);
+    for (let attempt = 0; attempt < BACKUP_CODE_CAS_RETRIES; attempt++) {
+      const config = await store.config(userId);
+      if (!config?.isActive) return false;
+      const hashes = parseHashes(config.backupCodes);
+      if (!hashes.includes(hash)) return false;
+      if (
+        await store.swapBackupCodes(
+          userId,
+          config.backupCodes,
+          hashes.filter((h) => h !== hash),
+        )
+      )
+        return true;
+      // Another code of the same user was consumed meanwhile: read again.
+    }
+    return false;
+  }
+
+  function parseHashes(stored: string): string[] {
+    try {
+      const value: unknown = JSON.parse(stored);
+      return Array.isArray(value) ? value.filter((h): h is string => typeof h === 'string') : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Hands a code to the sender in the background (SPEC "Multi-factor routes" 6: a failure is only logged). */
+  function deliver(method: 'email' | 'sms', userId: string, target: string, otpCode: string): void {
+    const task =
+      method === 'email'
+        ? () => sender.sendEmailCode({ userId, email: target, otpCode, expiresInMinutes: otpMinutes })
+        : () => sender.sendSmsCode({ userId, phoneNumber: target, otpCode, expiresInMinutes: otpMinutes });
+    setImmediate(() => {
+      Promise.resolve()
+        .then(task)
+        .catch((error: unknown) =>
+          log.error(`MFA ${method} code delivery failed`, { exc: error, user_id: userId }),
+        );
+    });
+  }
+
+  async function setupWithCode(
+    user: AuthUser,
+    method: 'email' | 'sms',
+    target: string,
+  ): Promise<{ backup_codes: string[] }> {
+    const at = now();
+    const code = generateOtpCode();
+    const { codes, hashes } = newBackupCodes(user.id);
+    const cooldownMs = settings.mfa_send_cooldown_seconds * 1000;
+    const row = await store.upsertPending(
+      {
+        userId: user.id,
+        method,
+        totpSecret: null,
+        backupCodes: hashes,
+        phoneNumber: method === 'sms' ? target : null,
+        pendingCodeHash: hashCode(keys.codeHash, `enrol:${method}:${user.id}`, code),
+        pendingCodeExpiresAt: new Date(at.getTime() + otpMinutes * 60_000),
+        sentAt: at,
+        now: at,
+      },
+      cooldownMs > 0 ? new Date(at.getTime() - cooldownMs) : null,
+    );
+    if (!row) {
+      const current = await store.config(user.id);
+      if (current?.isActive) throw new SvcError('mfa.already_enabled');
+      // SPEC "Multi-factor routes" 2: sends are spaced by mfa_send_cooldown_seconds. A setup inside the
+      // cooldown is refused (the code sent before stays valid) rather than queued.
+      const sentAt = current?.lastSentAt?.getTime() ?? at.getTime();
+      const retryAfter = Math.max(1, Math.ceil((sentAt + cooldownMs - at.getTime()) / 1000));
+      throw new SvcError('auth.rate_limited', {
+        headers: { 'Retry-After': String(retryAfter) },
+        params: { retry_after: retryAfter },
+      });
+    }
+    deliver(method, user.id, target, code); // stored above, before the response (rule 6)
+    return { backup_codes: codes };
+  }
+
+  async function confirmWithCode(user: AuthUser, method: 'email' | 'sms', input: string): Promise<MfaStatus> {
+    const invalid = method === 'email' ? 'mfa.email_code_invalid' : 'mfa.sms_code_invalid';
+    const noSetup = method === 'email' ? 'mfa.no_email_setup' : 'mfa.no_sms_setup';
+    const config = await store.config(user.id);
+    if (config?.isActive) throw new SvcError('mfa.already_enabled');
+    if (!config || config.method !== method || !config.pendingCodeHash) throw new SvcError(noSetup);
+    // Counted before checking, like the login challenge: at most mfa_max_attempts guesses per sent code.
+    const counted = await store.countEnrolmentAttempt(user.id, method, settings.mfa_max_attempts);
+    if (!counted) {
+      await store.clearEnrolmentCode(user.id);
+      throw new SvcError(invalid);
+    }
+    const code = normaliseOtpCode(input);
+    const expired =
+      !counted.pendingCodeExpiresAt || counted.pendingCodeExpiresAt.getTime() <= now().getTime();
+    const hash = code ? hashCode(keys.codeHash, `enrol:${method}:${user.id}`, code) : '';
+    if (expired || !code || !hashesEqual(hash, counted.pendingCodeHash!)) {
+      if (counted.pendingAttempts >= settings.mfa_max_attempts) await store.clearEnrolmentCode(user.id);
+      throw new SvcError(invalid);
+    }
+    if (!(await store.activateWithCode(user.id, method, hash))) throw new SvcError(invalid);
+    return { enabled: true, method };
+  }
+
+  /** SPEC "Account login lock": password-prompt routes (disable, regenerate) with the lockout rules. */
+  async function checkPassword(userId: string, password: string): Promise<void> {
+    const guard = loginGuard();
+    await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
+    if (!(await guard.verifyPassword(userId, password))) {
+      throw new SvcError('auth.password_incorrect', { loc: ['body', 'password'] });
+    }
+  }
+
+  function invalidToken(): SvcError {
+    return new SvcError('mfa.token_invalid');
+  }
+
+  function readMfaToken(token: string): { userId: string; challengeId: string } {
+    let claims: jwt.JwtPayload | string;
+    try {
+      claims = jwt.verify(token, signingKey, { algorithms: [settings.algorithm] });
+    } catch {
+      throw invalidToken();
+    }
+    if (typeof claims !== 'object' || claims.type !== MFA_TOKEN_TYPE) throw invalidToken();
+    const challengeId = (claims as Record<string, unknown>)[CHALLENGE_CLAIM];
+    if (typeof claims.sub !== 'string' || !claims.sub || typeof challengeId !== 'string')
+      throw invalidToken();
+    return { userId: claims.sub, challengeId };
+  }
+
+  /** Whether `input` is a valid second factor of `config` for this challenge, consuming what it uses. */
+  async function checkCode(
+    config: MfaConfigRow,
+    challengeCodeHash: string | null,
+    challengeId: string,
+    input: string,
+  ) {
+    const otp = normaliseOtpCode(input);
+    if (otp) {
+      if (config.method === 'totp') {
+        const secret = config.totpSecret ? decryptSecret(config.totpSecret, keys.encryption) : null;
+        if (!secret) {
+          log.error(
+            'a stored TOTP secret cannot be decrypted (was secret_key or mfa_encryption_key changed?)',
+            {
+              user_id: config.userId,
+            },
+          );
+          return false;
+        }
+        const step = matchTotpStep(secret, otp, now());
+        return step !== null && (await consumeTotpStep(config.userId, step));
+      }
+      if (!challengeCodeHash) return false;
+      return hashesEqual(hashCode(keys.codeHash, `login:${challengeId}`, otp), challengeCodeHash);
+    }
+    const backup = normaliseBackupCode(input);
+    return backup !== null && (await consumeBackupCode(config.userId, backup));
+  }
+
+  const service = {
+    async status(user: AuthUser): Promise<MfaStatus> {
+      const config = await store.config(user.id);
+      return config?.isActive ? { enabled: true, method: config.method } : { enabled: false, method: null };
+    },
+
+    /** SPEC "MFA enrolment": none → TOTP pending; returns the secret, its URI and the backup codes. */
+    async setupTotp(user: AuthUser) {
+      assertSetupAllowed();
+      const secret = generateTotpSecret();
+      const { codes, hashes } = newBackupCodes(user.id);
+      const at = now();
+      const row = await store.upsertPending(
+        {
+          userId: user.id,
+          method: 'totp',
+          totpSecret: encryptSecret(secret, keys.encryption),
+          backupCodes: hashes,
+          phoneNumber: null,
+          pendingCodeHash: null,
+          pendingCodeExpiresAt: null,
+          sentAt: null,
+          now: at,
+        },
+        null,
+      );
+      if (!row) throw new SvcError('mfa.already_enabled');
+      return {
+        secret,
+        otpauth_uri: totpUri(secret, totpIssuer(settings), user.email || user.username),
+        backup_codes: codes,
+      };
+    },
+
+    /** SPEC "MFA enrolment": TOTP pending → active; the confirm code's step counts as used. */
+    async confirmTotp(user: AuthUser, input: string): Promise<MfaStatus> {
+      const config = await store.config(user.id);
+      if (config?.isActive) throw new SvcError('mfa.already_enabled');
+      const invalid = () => new SvcError('mfa.totp_invalid');
+      if (!config || config.method !== 'totp' || !config.totpSecret) throw invalid();
+      const secret = decryptSecret(config.totpSecret, keys.encryption);
+      const code = normaliseOtpCode(input);
+      const step = secret && code ? matchTotpStep(secret, code, now()) : null;
+      if (step === null || (config.lastTotpStep !== null && step <= config.lastTotpStep)) throw invalid();
+      if (!(await cache.setIfAbsent(`mfa:totp:${user.id}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS)))
+        throw invalid();
+      if (!(await store.activateTotp(user.id, config.totpSecret, step))) throw invalid();
+      return { enabled: true, method: 'totp' };
+    },
+
+    async setupEmail(user: AuthUser, clientIp: string) {
+      await rateLimit(clientIp);
+      assertSetupAllowed();
+      const config = await store.config(user.id);
+      if (config?.isActive) throw new SvcError('mfa.already_enabled');
+      if (!user.email) throw new SvcError('mfa.no_email');
+      return setupWithCode(user, 'email', user.email);
+    },
+
+    confirmEmail: (user: AuthUser, code: string) => confirmWithCode(user, 'email', code),
+
+    async setupSms(user: AuthUser, phoneNumber: string, clientIp: string) {
+      await rateLimit(clientIp);
+      const config = await store.config(user.id);
+      if (config?.isActive) throw new SvcError('mfa.already_enabled');
+      return setupWithCode(user, 'sms', phoneNumber);
+    },
+
+    confirmSms: (user: AuthUser, code: string) => confirmWithCode(user, 'sms', code),
+
+    /** SPEC "MFA enrolment": active → none with the correct password (also drops a pending setup). */
+    async disable(user: AuthUser, password: string): Promise<MfaStatus> {
+      await checkPassword(user.id, password);
+      await store.deleteConfig(user.id);
+      return { enabled: false, method: null };
+    },
+
+    /** SPEC "MFA enrolment": a new set of backup codes with the correct password; the old set stops working. */
+    async regenerateBackupCodes(user: AuthUser, password: string) {
+      const config = await store.config(user.id);
+      // Not a second-step failure here, so not its 401: the caller is authenticated (like user.not_found → 404).
+      if (!config?.isActive) throw new SvcError('mfa.not_configured', { status: 400, loc: ['body'] });
+      await checkPassword(user.id, password);
+      const { codes, hashes } = newBackupCodes(user.id);
+      if (!(await store.replaceBackupCodes(user.id, hashes))) {
+        throw new SvcError('mfa.not_configured', { status: 400, loc: ['body'] });
+      }
+      return { backup_codes: codes };
+    },
+
+    /**
+     * SPEC "MFA login challenge": none → pending. Creates the challenge and returns its `mfa_token`; for
+     * email/SMS a six-digit code is stored (hashed) and handed to the sender. Null when no MFA is active.
+     */
+    async startChallenge(user: AuthUser): Promise<string | null> {
+      if (!settings.mfa_enabled) return null;
+      const config = await store.config(user.id);
+      if (!config?.isActive) return null;
+      const at = now();
+      const id = randomUUID();
+      const code = config.method === 'totp' ? null : generateOtpCode();
+      await store.purgeExpiredChallenges(user.id, at);
+      await store.createChallenge({
+        id,
+        userId: user.id,
+        attempts: 0,
+        codeHash: code ? hashCode(keys.codeHash, `login:${id}`, code) : null,
+        expiresAt: new Date(at.getTime() + otpMinutes * 60_000),
+        createdAt: at,
+      });
+      if (code) {
+        const target = config.method === 'email' ? user.email : config.phoneNumber;
+        if (target) deliver(config.method as 'email' | 'sms', user.id, target, code);
+        else log.warn(`MFA ${config.method} code not sent: the account has no address`, { user_id: user.id });
+      }
+      return jwt.sign({ type: MFA_TOKEN_TYPE, [CHALLENGE_CLAIM]: id }, signingKey, {
+        algorithm: settings.algorithm,
+        subject: user.id,
+        expiresIn: otpMinutes * 60,
+      });
+    },
+
+    /**
+     * SPEC "MFA login challenge", "Multi-factor routes" 5: counts the attempt on the challenge and on the
+     * account before checking the code; on success consumes the code, deletes the challenge, issues tokens.
+     */
+    async verify(mfaToken: string, input: string, clientIp: string): Promise<TokenPair> {
+      await rateLimit(clientIp);
+      const { userId, challengeId } = readMfaToken(mfaToken);
+      const challenge = await store.challenge(challengeId);
+      if (!challenge || challenge.userId !== userId) throw new SvcError('mfa.challenge_not_found');
+      if (challenge.expiresAt.getTime() <= now().getTime()) {
+        await store.deleteChallenge(challengeId);
+        throw invalidToken();
+      }
+      const guard = loginGuard();
+      // A locked account answers 429 with Retry-After (SPEC "Authentication" 7).
+      await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
+      const max = settings.mfa_max_attempts;
+      const counted = await store.countChallengeAttempt(challengeId, max);
+      if (!counted) {
+        // Attempts used up by parallel guesses, or the challenge completed/discarded meanwhile.
+        if (await store.deleteChallenge(challengeId)) throw new SvcError('mfa.too_many_attempts');
+        throw new SvcError('mfa.challenge_not_found');
+      }
+      if (await guard.recordFailure(userId)) {
+        // This attempt locked the account: refuse whatever the code, with the lock's Retry-After.
+        await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
+        throw new SvcError('mfa.too_many_attempts');
+      }
+      const config = await store.config(userId);
+      if (!config?.isActive) {
+        await store.deleteChallenge(challengeId);
+        throw new SvcError('mfa.not_configured');
+      }
+      if (!(await checkCode(config, challenge.codeHash, challengeId, input))) {
+        if (counted.attempts >= max) {
+          // SPEC: reaching mfa_max_attempts discards the challenge; 429 without Retry-After (log in again).
+          await store.deleteChallenge(challengeId);
+          throw new SvcError('mfa.too_many_attempts');
+        }
+        throw new SvcError('mfa.code_invalid');
+      }
+      if (!(await store.deleteChallenge(challengeId))) throw new SvcError('mfa.challenge_not_found');
+      const user = await store.user(userId);
+      if (!user?.isActive) throw new SvcError('mfa.challenge_not_found');
+      return guard.completeLogin(user);
+    },
+  } satisfies SecondFactor & Record<string, unknown>;
+  return service;
+}
+
+export type MfaService = ReturnType<typeof createMfaService>;
