@@ -13,4 +13,5 @@ export { createCache } from './kernel/cache/index.js';
 export { createPortRegistry, type Ports, type PortRegistry } from './kernel/ports.js';
 export { ERROR_CODES } from './kernel/errors/codes.js';
 export { catalogs } from './kernel/i18n/index.js';
+export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';

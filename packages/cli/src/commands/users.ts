@@ -1,0 +1,514 @@
+import { createRequire } from 'node:module';
+import { createInterface, type Interface } from 'node:readline';
+import { createApp, createAuthSchema, z } from '@svc/core';
+import * as internal from '@svc/core/internal';
+import type { Argv, CommandModule } from 'yargs';
+import { CliError } from '../errors.js';
+import { loadProjectSettings, resolveBaseDir } from '../project.js';
+
+/** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
+export const CLI_MIN_PASSWORD_LENGTH = 8;
+/** SPEC "User": usernames are 3 to 150 characters once trimmed and lower-cased. */
+export const USERNAME_MIN_LENGTH = 3;
+export const USERNAME_MAX_LENGTH = 150;
+/** SPEC "User": Argon2id, memory 19 MiB, 2 iterations, parallelism 1 (used when core exports no hasher). */
+const ARGON2_MEMORY_COST_KIB = 19_456;
+const ARGON2_TIME_COST = 2;
+const ARGON2_PARALLELISM = 1;
+const ARGON2ID = 2; // `Algorithm.Argon2id` of @node-rs/argon2 (a const enum in its typings)
+
+type Settings = ReturnType<typeof loadProjectSettings>;
+type CoreTables = internal.CoreTables;
+type Database = Awaited<ReturnType<typeof internal.openDatabase>>;
+
+interface GlobalArgs {
+  baseDir?: string;
+  exitCode?: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Project database
+
+/** The auth database of the project in `--base-dir`, with the core tables built from its settings. */
+interface UserProject {
+  settings: Settings;
+  db: Database;
+  tables: CoreTables;
+  close(): Promise<void>;
+}
+
+function isMissingTable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: any = error; e && typeof e === 'object' && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if (e.code === '42P01' || /no such table/i.test(String(e.message))) return true;
+  }
+  return false;
+}
+
+/**
+ * Reads `.env`/`svc.yaml` of the project (SPEC "Command-line interface"), refusing a missing secret key like the
+ * server (SPEC "Startup rules" 1), opens the auth database and checks that its schema exists.
+ */
+async function openUserProject(baseDirOption: string | undefined): Promise<UserProject> {
+  const baseDir = resolveBaseDir(baseDirOption);
+  const settings = loadProjectSettings({ baseDir });
+  const url = settings.auth_database_url || settings.database_url;
+  if (!url) {
+    throw new CliError(
+      `no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env (or run svc init)`,
+    );
+  }
+  const log = internal.createLogger(
+    { level: internal.effectiveLogLevel(settings), format: settings.log_format, stream: process.stderr },
+    'svc',
+  );
+  let db: Database;
+  try {
+    db = internal.openDatabase({ url, settings, log: log.child('db'), baseDir });
+  } catch (error) {
+    throw new CliError(`cannot open the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
+  }
+  const tables = internal.coreTables(settings, db.dialect);
+  try {
+    if (settings.auto_create_auth_schema) {
+      await createAuthSchema(db, internal.buildAuthSchema(settings, db.dialect));
+    }
+    await db.orm.select({ id: tables.user.id }).from(tables.user).limit(1);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    if (isMissingTable(error)) {
+      throw new CliError(
+        `the auth schema does not exist in ${internal.redactUrl(url)}: run svc migrations upgrade (or svc init)`,
+      );
+    }
+    throw new CliError(`cannot use the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
+  }
+  return { settings, db, tables, close: () => db.close() };
+}
+
+async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Promise<T>): Promise<T> {
+  const project = await openUserProject(argv.baseDir);
+  try {
+    return await fn(project);
+  } finally {
+    closePrompts();
+    await project.close().catch(() => undefined);
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n').find((line) => line.trim() !== '') ?? 'unknown error';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Prompts: hidden input on a terminal; one line per prompt from a pipe (scripts and tests)
+
+let lineReader: { rl: Interface; lines: AsyncIterator<string> } | undefined;
+
+function closePrompts(): void {
+  lineReader?.rl.close();
+  lineReader = undefined;
+}
+
+async function readPipedLine(prompt: string): Promise<string> {
+  process.stderr.write(prompt);
+  if (!lineReader) {
+    const rl = createInterface({ input: process.stdin, terminal: false });
+    lineReader = { rl, lines: rl[Symbol.asyncIterator]() };
+  }
+  const next = await lineReader.lines.next();
+  process.stderr.write('\n');
+  if (next.done) throw new CliError('no answer: standard input ended before the prompt was answered');
+  return next.value;
+}
+
+/** Reads one line from the terminal without echo. Ctrl-C aborts (exit 130). */
+function readHiddenFromTty(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  process.stderr.write(prompt);
+  return new Promise((resolvePromise, reject) => {
+    let value = '';
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          finish();
+          resolvePromise(value);
+          return;
+        }
+        if (ch === '\u0003' || (ch === '\u0004' && value === '')) {
+          finish();
+          reject(new CliError('aborted', 130));
+          return;
+        }
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else if (ch >= ' ') value += ch;
+      }
+    };
+    stdin.setRawMode(true);
+    stdin.resume();
+    stdin.on('data', onData);
+  });
+}
+
+function readSecret(prompt: string): Promise<string> {
+  return process.stdin.isTTY ? readHiddenFromTty(prompt) : readPipedLine(prompt);
+}
+
+/** SPEC "Command-line interface": a missing `--password` is prompted, hidden and confirmed. */
+async function promptNewPassword(): Promise<string> {
+  const password = await readSecret('Password: ');
+  const again = await readSecret('Repeat password: ');
+  if (password !== again) throw new CliError('the passwords do not match');
+  if (password === '') throw new CliError('the password is empty');
+  return password;
+}
+
+async function confirm(question: string): Promise<boolean> {
+  let answer: string;
+  if (process.stdin.isTTY) {
+    process.stderr.write(question);
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    answer = await new Promise<string>((resolvePromise) => rl.question('', resolvePromise));
+    rl.close();
+  } else {
+    try {
+      answer = await readPipedLine(question);
+    } catch {
+      answer = '';
+    }
+  }
+  return /^(y|yes)$/i.test(answer.trim());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rules shared by the commands
+
+/** The server's Argon2id hasher: core's own when it exports one, else the same parameters here. */
+async function hashPassword(password: string): Promise<string> {
+  const exported = (internal as Record<string, unknown>).hashPassword;
+  if (typeof exported === 'function') return (exported as (p: string) => Promise<string>)(password);
+  // @node-rs/argon2 is a dependency of @svc/core: resolve it from there rather than duplicating it.
+  const requireFromCore = createRequire(import.meta.resolve('@svc/core/internal'));
+  const argon2 = requireFromCore('@node-rs/argon2') as {
+    hash(password: string, options: Record<string, number>): Promise<string>;
+  };
+  return argon2.hash(password, {
+    algorithm: ARGON2ID,
+    memoryCost: ARGON2_MEMORY_COST_KIB,
+    timeCost: ARGON2_TIME_COST,
+    parallelism: ARGON2_PARALLELISM,
+  });
+}
+
+function managerOf(project: UserProject) {
+  return internal.createUserManager({
+    db: project.db,
+    tables: project.tables,
+    hashPassword,
+    now: () => new Date(),
+  });
+}
+
+/** A refusal of the user manager becomes the one-line CLI error. */
+async function refusalsAsCliErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof internal.UserManagementError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** SPEC "User": trimmed, lower-cased, 3 to 150 characters. */
+function normaliseUsername(raw: string): string {
+  const username = String(raw).trim().toLowerCase();
+  if (username.length < USERNAME_MIN_LENGTH || username.length > USERNAME_MAX_LENGTH) {
+    throw new CliError(
+      `the username must be ${USERNAME_MIN_LENGTH} to ${USERNAME_MAX_LENGTH} characters long`,
+    );
+  }
+  return username;
+}
+
+/** `undefined` = not given; `null` = clear (an empty value, SPEC "User"). */
+function normaliseEmail(raw: string | undefined): string | null | undefined {
+  if (raw === undefined) return undefined;
+  const email = String(raw).trim();
+  if (email === '') return null;
+  if (!z.email().max(320).safeParse(email).success)
+    throw new CliError(`'${email}' is not a valid email address`);
+  return email;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Commands
+
+interface CreateArgs extends GlobalArgs {
+  username: string;
+  password?: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  staff?: boolean;
+  superuser?: boolean;
+  inactive?: boolean;
+  force?: boolean;
+}
+
+const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
+  command: 'create <username>',
+  describe: 'Create a user (password prompted, hidden and confirmed, when --password is missing)',
+  builder: (y) =>
+    y
+      .positional('username', { type: 'string', demandOption: true })
+      .option('password', { type: 'string', describe: 'Password (prompted when missing)' })
+      .option('email', { type: 'string' })
+      .option('first-name', { type: 'string' })
+      .option('last-name', { type: 'string' })
+      .option('staff', { type: 'boolean', default: false })
+      .option('superuser', { type: 'boolean', default: false })
+      .option('inactive', { type: 'boolean', default: false, describe: 'Create the account disabled' })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: 'Accepted for symmetry with update; the server password_min_length still applies',
+      }) as Argv<CreateArgs>,
+  handler: (argv) =>
+    withProject(argv, (project) =>
+      refusalsAsCliErrors(async () => {
+        const username = normaliseUsername(argv.username);
+        const email = normaliseEmail(argv.email);
+        const manager = managerOf(project);
+        if (await manager.find(username)) throw new CliError(`user '${username}' already exists`);
+        const password = argv.password ?? (await promptNewPassword());
+        // SPEC "Command-line interface": the server-side policy applies to `create` even with --force.
+        const minLength = project.settings.password_min_length;
+        if (password.length < minLength) {
+          throw new CliError(
+            `the password must be at least ${minLength} characters long (password_min_length)`,
+          );
+        }
+        await manager.create({
+          username,
+          password,
+          email,
+          firstName: argv.firstName?.trim(),
+          lastName: argv.lastName?.trim(),
+          isActive: !argv.inactive,
+          isStaff: Boolean(argv.staff),
+          isSuperuser: Boolean(argv.superuser),
+        });
+        const flags = [
+          argv.superuser && 'superuser',
+          argv.staff && 'staff',
+          argv.inactive && 'inactive',
+        ].filter(Boolean);
+        process.stdout.write(`created user '${username}'${flags.length ? ` (${flags.join(', ')})` : ''}\n`);
+      }),
+    ),
+};
+
+interface UpdateArgs extends GlobalArgs {
+  username: string;
+  password?: string;
+  promptPassword?: boolean;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  staff?: boolean;
+  superuser?: boolean;
+  active?: boolean;
+  force?: boolean;
+}
+
+const updateCommand: CommandModule<GlobalArgs, UpdateArgs> = {
+  command: 'update <username>',
+  describe: 'Change a user; a new password lifts a login lock and ends every login',
+  builder: (y) =>
+    y
+      .positional('username', { type: 'string', demandOption: true })
+      .option('password', { type: 'string', describe: 'New password' })
+      .option('prompt-password', {
+        alias: 'P',
+        type: 'boolean',
+        describe: 'Ask for the new password (hidden)',
+      })
+      .option('email', { type: 'string', describe: 'New email; an empty value clears it' })
+      .option('first-name', { type: 'string' })
+      .option('last-name', { type: 'string' })
+      .option('staff', { type: 'boolean', describe: '--staff / --no-staff' })
+      .option('superuser', { type: 'boolean', describe: '--superuser / --no-superuser' })
+      .option('active', { type: 'boolean', describe: '--active / --no-active' })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: `Accept a password shorter than ${CLI_MIN_PASSWORD_LENGTH} characters`,
+      }) as Argv<UpdateArgs>,
+  handler: (argv) =>
+    withProject(argv, (project) =>
+      refusalsAsCliErrors(async () => {
+        const username = normaliseUsername(argv.username);
+        if (argv.password !== undefined && argv.promptPassword) {
+          throw new CliError('give either --password or --prompt-password, not both');
+        }
+        const given = {
+          email: normaliseEmail(argv.email),
+          firstName: argv.firstName === undefined ? undefined : String(argv.firstName).trim(),
+          lastName: argv.lastName === undefined ? undefined : String(argv.lastName).trim(),
+          isStaff: argv.staff,
+          isSuperuser: argv.superuser,
+          isActive: argv.active,
+        };
+        const wantsPassword = argv.password !== undefined || Boolean(argv.promptPassword);
+        if (!wantsPassword && Object.values(given).every((value) => value === undefined)) {
+          throw new CliError('nothing to change: give at least one option (see svc users update --help)');
+        }
+        const manager = managerOf(project);
+        if (!(await manager.find(username))) throw new CliError(`user '${username}' does not exist`);
+        const password = argv.promptPassword ? await promptNewPassword() : argv.password;
+        // SPEC "Command-line interface": the CLI minimum is 8 characters; --force bypasses it.
+        if (password !== undefined && !argv.force && password.length < CLI_MIN_PASSWORD_LENGTH) {
+          throw new CliError(
+            `the password must be at least ${CLI_MIN_PASSWORD_LENGTH} characters long (--force accepts a shorter one)`,
+          );
+        }
+        const changed = await manager.update(username, { ...given, password });
+        process.stdout.write(
+          changed.length
+            ? `updated user '${username}': ${changed.join(', ')}\n`
+            : `user '${username}' unchanged\n`,
+        );
+      }),
+    ),
+};
+
+interface DeleteArgs extends GlobalArgs {
+  username: string;
+  yes?: boolean;
+}
+
+const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
+  command: 'delete <username>',
+  describe: 'Delete a user with their groups, permissions, settings and MFA data',
+  builder: (y) =>
+    y
+      .positional('username', { type: 'string', demandOption: true })
+      .option('yes', {
+        alias: 'y',
+        type: 'boolean',
+        default: false,
+        describe: 'Do not ask for confirmation',
+      }) as Argv<DeleteArgs>,
+  handler: (argv) =>
+    withProject(argv, (project) =>
+      refusalsAsCliErrors(async () => {
+        const username = normaliseUsername(argv.username);
+        const manager = managerOf(project);
+        if (!(await manager.find(username))) throw new CliError(`user '${username}' does not exist`);
+        if (!argv.yes && !(await confirm(`Delete user '${username}' and all their data? [y/N] `))) {
+          throw new CliError('not deleted: not confirmed (use --yes to skip the question)');
+        }
+        await manager.remove(username);
+        process.stdout.write(`deleted user '${username}'\n`);
+      }),
+    ),
+};
+
+interface LsArgs extends GlobalArgs {
+  filter?: string;
+}
+
+/** A plain text table with a header row and columns padded to their widest cell. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}
+
+const lsCommand: CommandModule<GlobalArgs, LsArgs> = {
+  command: 'ls [filter]',
+  describe: 'List users (filter: a substring of username or email)',
+  builder: (y) =>
+    y.positional('filter', { type: 'string', describe: 'Substring of username or email' }) as Argv<LsArgs>,
+  handler: (argv) =>
+    withProject(argv, async (project) => {
+      const filter = argv.filter === undefined ? '' : String(argv.filter).trim();
+      const rows = await managerOf(project).list(filter);
+      if (rows.length === 0) {
+        process.stdout.write(filter ? `no users match '${filter}'\n` : 'no users\n');
+        return;
+      }
+      const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+      const when = (value: Date | null) => (value ? value.toISOString().replace(/\.\d{3}Z$/, 'Z') : 'never');
+      process.stdout.write(
+        formatTable(
+          ['USERNAME', 'EMAIL', 'ACTIVE', 'STAFF', 'SUPERUSER', 'LAST LOGIN'],
+          rows.map((row) => [
+            row.username,
+            row.email ?? '-',
+            yesNo(row.isActive),
+            yesNo(row.isStaff),
+            yesNo(row.isSuperuser),
+            when(row.lastLoginAt),
+          ]),
+        ),
+      );
+    }),
+};
+
+const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
+  command: 'encrypt-mfa-secrets',
+  describe: 'Encrypt TOTP secrets saved as plain text',
+  handler: async (argv) => {
+    const encrypt = (internal as Record<string, unknown>).encryptPlainMfaSecrets;
+    if (typeof encrypt !== 'function') {
+      throw new CliError(
+        'encrypt-mfa-secrets is not available: this build of @svc/core has no MFA secret encryption',
+      );
+    }
+    const baseDir = resolveBaseDir(argv.baseDir);
+    loadProjectSettings({ baseDir });
+    const app = createApp({ baseDir });
+    try {
+      const runtime = await app.init({ baseDir });
+      if (runtime.authDatabaseMissing) {
+        throw new CliError(`no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env`);
+      }
+      const result = await (encrypt as (rt: unknown) => Promise<unknown>)(runtime);
+      const count =
+        typeof result === 'number' ? result : (result as { encrypted?: number } | undefined)?.encrypted;
+      process.stdout.write(
+        count === undefined ? 'MFA secrets encrypted\n' : `encrypted ${count} plain-text MFA secret(s)\n`,
+      );
+    } finally {
+      await app.close();
+    }
+  },
+};
+
+/** `svc users ...` (SPEC "Command-line interface"). */
+export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
+  command: 'users <command>',
+  describe: 'Manage users: create, update, delete, ls, encrypt-mfa-secrets',
+  builder: (y) =>
+    y
+      .command(createCommand as CommandModule<GlobalArgs, any>)
+      .command(updateCommand as CommandModule<GlobalArgs, any>)
+      .command(deleteCommand as CommandModule<GlobalArgs, any>)
+      .command(lsCommand as CommandModule<GlobalArgs, any>)
+      .command(encryptMfaSecretsCommand)
+      .demandCommand(1, 'Name a users command: create, update, delete, ls or encrypt-mfa-secrets.'),
+  handler: () => undefined,
+};

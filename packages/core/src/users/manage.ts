@@ -1,0 +1,155 @@
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import type { Database } from '../kernel/db/database.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import { likePattern } from '../kernel/pagination.js';
+import type { StoredUser } from './store.js';
+
+/** What `svc users create` stores (the password already checked by the caller). */
+export interface NewUserInput {
+  username: string;
+  password: string;
+  email?: string | null;
+  firstName?: string;
+  lastName?: string;
+  isActive?: boolean;
+  isStaff?: boolean;
+  isSuperuser?: boolean;
+}
+
+/** What `svc users update` changes; `email: null` clears the address. */
+export interface UserUpdateInput {
+  email?: string | null;
+  firstName?: string;
+  lastName?: string;
+  password?: string;
+  isActive?: boolean;
+  isStaff?: boolean;
+  isSuperuser?: boolean;
+}
+
+/** A refusal the command line reports as one line. */
+export class UserManagementError extends Error {
+  override name = 'UserManagementError';
+  constructor(
+    readonly reason: 'user_exists' | 'user_not_found' | 'email_exists',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface UserManagerDeps {
+  db: Database;
+  tables: Pick<CoreTables, 'user' | 'refreshToken'>;
+  hashPassword(password: string): Promise<string>;
+  now: () => Date;
+}
+
+/**
+ * User maintenance outside HTTP for `svc users` (SPEC "Command-line interface"): the same stored effects as
+ * the admin routes, on the auth database directly. Policies (password lengths) stay with the caller, because
+ * the CLI's differ from the server's.
+ */
+export function createUserManager(deps: UserManagerDeps) {
+  const { db, tables } = deps;
+  const { user, refreshToken } = tables;
+
+  async function find(username: string): Promise<StoredUser | undefined> {
+    const [row] = await db.orm.select().from(user).where(eq(user.username, username)).limit(1);
+    return row;
+  }
+
+  async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
+    const same = sql`lower(${user.email}) = ${email.toLowerCase()}`;
+    const [row] = await db.orm
+      .select({ id: user.id })
+      .from(user)
+      .where(exceptId ? and(same, ne(user.id, exceptId)) : same)
+      .limit(1);
+    if (row) throw new UserManagementError('email_exists', `the email ${email} is used by another account`);
+  }
+
+  return {
+    find,
+
+    async create(input: NewUserInput): Promise<StoredUser> {
+      if (await find(input.username)) {
+        throw new UserManagementError('user_exists', `user '${input.username}' already exists`);
+      }
+      if (input.email) await assertEmailFree(input.email);
+      const passwordHash = await deps.hashPassword(input.password);
+      const [row] = await db.orm
+        .insert(user)
+        .values({
+          username: input.username,
+          email: input.email ?? null,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          passwordHash,
+          isActive: input.isActive ?? true,
+          isStaff: input.isStaff ?? false,
+          isSuperuser: input.isSuperuser ?? false,
+        })
+        .returning();
+      return row!;
+    },
+
+    /** Applies `input`; returns the names of the fields that changed (empty: nothing to do). */
+    async update(username: string, input: UserUpdateInput): Promise<string[]> {
+      const current = await find(username);
+      if (!current) throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
+      const changes: Partial<typeof user.$inferInsert> = {};
+      const changed: string[] = [];
+      if (input.email !== undefined && input.email !== current.email) {
+        if (input.email) await assertEmailFree(input.email, current.id);
+        changes.email = input.email;
+        // A verification belongs to the address that was verified.
+        changes.emailVerifiedAt = null;
+        changed.push('email');
+      }
+      const flags = ['firstName', 'lastName', 'isActive', 'isStaff', 'isSuperuser'] as const;
+      for (const field of flags) {
+        const value = input[field];
+        if (value !== undefined && value !== current[field]) {
+          (changes as Record<string, unknown>)[field] = value;
+          changed.push(field);
+        }
+      }
+      if (input.password !== undefined) {
+        changes.passwordHash = await deps.hashPassword(input.password);
+        // SPEC "Account login lock": a CLI password change stamps password_changed_at and lifts the lock.
+        changes.passwordChangedAt = deps.now();
+        changes.failedLoginCount = 0;
+        changes.lockedUntil = null;
+        changed.push('password');
+      }
+      if (changed.length === 0) return changed;
+      // SPEC "Authentication" 8: a new password or a deactivation ends every login (refresh records deleted).
+      const endLogins = input.password !== undefined || (current.isActive && changes.isActive === false);
+      await db.transaction(async (tx) => {
+        await tx.update(user).set(changes).where(eq(user.id, current.id));
+        if (endLogins) await tx.delete(refreshToken).where(eq(refreshToken.userId, current.id));
+      });
+      return changed;
+    },
+
+    /** Deletes the user; groups, permissions, settings, MFA data and refresh records go through the FK cascades. */
+    async remove(username: string): Promise<void> {
+      const rows = await db.orm.delete(user).where(eq(user.username, username)).returning({ id: user.id });
+      if (rows.length === 0)
+        throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
+    },
+
+    /** Users by username; `filter` is a case-insensitive substring of username or email. */
+    async list(filter?: string): Promise<StoredUser[]> {
+      const text = filter?.trim();
+      const pattern = text ? likePattern(text) : undefined;
+      const where = pattern
+        ? sql`(lower(${user.username}) like ${pattern} escape '\\' or lower(coalesce(${user.email}, '')) like ${pattern} escape '\\')`
+        : undefined;
+      return db.orm.select().from(user).where(where).orderBy(asc(user.username));
+    },
+  };
+}
+
+export type UserManager = ReturnType<typeof createUserManager>;
