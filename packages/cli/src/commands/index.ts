@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { usersCommand } from './users.js';
 import { devCommand } from './dev.js';
 import { serveCommand } from './serve.js';
 
