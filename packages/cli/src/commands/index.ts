@@ -7,4 +7,4 @@ import { serveCommand } from './serve.js';
  * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
  * makes the process exit with it.
  */
-export const commands: CommandModule<any, any>[] = [serveCommand, devCommand];
+export const commands: CommandModule<any, any>[] = [serveCommand, devCommand, usersCommand];
