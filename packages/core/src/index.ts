@@ -10,6 +10,14 @@ export {
   type HandlerSettings,
   type HttpMethod,
 } from './kernel/router.js';
+export {
+  defineSettingsSection,
+  type SettingsSection,
+  type SettingsSectionDefinition,
+  type SettingsFieldDefinition,
+  type SettingsFieldType,
+  type SettingsAction,
+} from './user-settings/define.js';
 export { SvcError, type SvcErrorOptions } from './kernel/errors/svc-error.js';
 export { ERROR_CODES, type CoreErrorCode } from './kernel/errors/codes.js';
 export { SettingsSchema, type Settings, type SettingsInput } from './kernel/config/schema.js';
