@@ -15,3 +15,4 @@ export { ERROR_CODES } from './kernel/errors/codes.js';
 export { catalogs } from './kernel/i18n/index.js';
 export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
+export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';

@@ -1,9 +1,47 @@
-import type { SvcModule } from '../kernel/module.js';
+import type { ModuleInstance, SvcModule } from '../kernel/module.js';
+import { createActivityRecorder } from './recorder.js';
+import { createAuditRouter } from './routes.js';
+import { createActivityService } from './service.js';
+import { createActivityStore } from './store.js';
+import { auditTables, type ActivityLogTable } from './tables.js';
+import { createActivityWriter } from './writer.js';
 
-/** Placeholder until the feature lands; see its issue. */
+/**
+ * The activity log (SPEC "Activity log recording rules", "Audit routes"): records write requests through the
+ * kernel's request hook into a write-behind queue, serves `/admin/audit` to superusers and the `activity`
+ * port (events snapshot). Router name `audit`; nothing is recorded or mounted unless `activity_log_enabled`.
+ */
 export const auditModule = {
   name: 'audit',
-  setup() {
-    return {};
+  tables: auditTables,
+  setup({ settings, authDb, tables, log, ports }) {
+    const table =
+      (tables.audit as { activityLog: ActivityLogTable } | undefined)?.activityLog ??
+      auditTables(settings, authDb.dialect).activityLog;
+    const store = createActivityStore(authDb, table);
+    const writer = createActivityWriter({ insertMany: (entries) => store.insertMany(entries), log });
+    const service = createActivityService({ settings, store, table, drain: () => writer.drain() });
+    // The snapshot reads whatever is stored, also when recording is off (SPEC "Frame format").
+    ports.provide('activity', { recent: (limit) => service.snapshot(limit) });
+    if (!settings.activity_log_enabled) return {};
+
+    const recorder = createActivityRecorder({
+      settings,
+      enqueue: (entry) => writer.enqueue(entry),
+      authenticator: () => ports.find('authenticator'),
+      userSettings: () => ports.find('userSettings'),
+      events: () => ports.find('events'),
+      log,
+    });
+    return {
+      routers: [createAuditRouter(service)],
+      onRequestEnd: (record) => recorder.onRequestEnd(record),
+      async onShutdown() {
+        await recorder.settle();
+        await writer.close();
+      },
+    } satisfies ModuleInstance;
   },
 } satisfies SvcModule;
+
+export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './purge.js';

@@ -1,0 +1,32 @@
+/** SPEC "Limits": activity log field lengths (path and description 500, username 150). */
+export const PATH_MAX_LENGTH = 500;
+export const DESCRIPTION_MAX_LENGTH = 500;
+export const USERNAME_MAX_LENGTH = 150;
+
+/** SPEC "Limits": `/admin/audit/activity` limit 1 to 500, default 10. */
+export const ACTIVITY_LIMIT_DEFAULT = 10;
+export const ACTIVITY_LIMIT_MAX = 500;
+
+/** SPEC "Audit routes": `orderBy` default. */
+export const DEFAULT_ORDER_BY = '-timestamp';
+
+/** SPEC "Activity log recording rules" 1: the recorded methods. */
+export const RECORDED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** SPEC "Activity log recording rules" 5: the user setting of the opt-out. */
+export const OPT_OUT_SETTING = 'audit.disableActivityLog';
+
+/** Write-behind: a batch is written every this many milliseconds… */
+export const FLUSH_INTERVAL_MS = 200;
+/** …or as soon as this many entries wait (one multi-row INSERT each; far below both dialects' parameter caps). */
+export const FLUSH_BATCH_SIZE = 500;
+/** Entries kept in memory while the database fails; beyond this the oldest are dropped and counted. */
+export const MAX_QUEUED_ENTRIES = 100_000;
+/** Back-off of a failing database: first retry after this, doubling up to the maximum. */
+export const RETRY_BASE_MS = 500;
+export const RETRY_MAX_MS = 30_000;
+/** Shutdown gives a failing database this many more attempts before it drops what is left. */
+export const SHUTDOWN_FLUSH_ATTEMPTS = 3;
+
+/** `svc audit purge`: ids deleted per statement, so a large table is never locked for long. */
+export const PURGE_BATCH_SIZE = 5_000;

@@ -1,0 +1,151 @@
+import type { Settings } from '../kernel/config/schema.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { RequestRecord } from '../kernel/module.js';
+import type { Authenticator, EventSink, UserSettingsReader } from '../kernel/ports.js';
+import {
+  DESCRIPTION_MAX_LENGTH,
+  OPT_OUT_SETTING,
+  PATH_MAX_LENGTH,
+  RECORDED_METHODS,
+  USERNAME_MAX_LENGTH,
+} from './constants.js';
+import { pathFragments, renderLogAs, sanitizeNullable, sanitizeText } from './sanitize.js';
+import type { NewActivity } from './tables.js';
+
+/** User ids are UUIDs (SPEC "Activity log entry"); anything else in a token is not stored as one. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the recorder needs; ports are looked up per request because their modules may come later. */
+export interface ActivityRecorderDeps {
+  settings: Settings;
+  enqueue(entry: NewActivity): void;
+  authenticator(): Authenticator | undefined;
+  userSettings(): UserSettingsReader | undefined;
+  events(): EventSink | undefined;
+  log: Logger;
+}
+
+interface Actor {
+  userId: string | null;
+  username: string | null;
+  /** Known only when the route guard loaded the user. */
+  isSuperuser: boolean;
+}
+
+/**
+ * Decides which finished requests become activity entries (SPEC "Activity log recording rules") and queues
+ * them, sanitised, with their `activity` event.
+ */
+export function createActivityRecorder(deps: ActivityRecorderDeps) {
+  const { log } = deps;
+  const excluded = pathFragments(deps.settings.activity_log_exclude_paths);
+  const pending = new Set<Promise<void>>();
+  let warnedNoSettings = false;
+
+  /** Rules 1, 2 and 4: write methods under `/api`, status below 500, no excluded fragment. */
+  function isRecorded(record: RequestRecord): boolean {
+    if (!RECORDED_METHODS.has(record.method.toUpperCase())) return false;
+    if (record.path !== '/api' && !record.path.startsWith('/api/')) return false;
+    if (record.status >= 500) return false;
+    return !excluded.some((fragment) => record.path.includes(fragment));
+  }
+
+  /** Rule 3: the user from the bearer token, decoded without a database query; none when invalid. */
+  function actorOf(record: RequestRecord): Actor {
+    const anonymous: Actor = { userId: null, username: null, isSuperuser: false };
+    if (!record.bearerToken) return anonymous;
+    let claims: ReturnType<Authenticator['peek']> = null;
+    try {
+      claims = deps.authenticator()?.peek(record.bearerToken) ?? null;
+    } catch {
+      claims = null;
+    }
+    if (!claims || !UUID.test(claims.userId)) return anonymous;
+    // The guard's user is already loaded (no query): it fills a username the token lacks, and tells
+    // superusers apart. Without it (no route matched, the guard refused) the user counts as non-superuser.
+    const loaded = record.user && record.user.id === claims.userId ? record.user : undefined;
+    return {
+      userId: claims.userId,
+      username: claims.username ?? loaded?.username ?? null,
+      isSuperuser: loaded?.isSuperuser ?? false,
+    };
+  }
+
+  function store(record: RequestRecord, actor: Actor): void {
+    const username = sanitizeNullable(actor.username, USERNAME_MAX_LENGTH);
+    const path = sanitizeText(record.path, PATH_MAX_LENGTH);
+    const description = record.logAs
+      ? sanitizeText(renderLogAs(record.logAs, record.params ?? {}, username), DESCRIPTION_MAX_LENGTH)
+      : null;
+    const method = record.method.toUpperCase();
+    deps.enqueue({
+      timestamp: record.timestamp,
+      userId: actor.userId,
+      username,
+      method,
+      path,
+      statusCode: record.status,
+      durationMs: Math.max(0, Math.round(record.durationMs)),
+      description,
+    });
+    try {
+      deps.events()?.emit('activity', {
+        userId: actor.userId,
+        username,
+        method,
+        path,
+        statusCode: record.status,
+        description,
+      });
+    } catch (error) {
+      log.warn('activity event could not be emitted', { exc: error });
+    }
+  }
+
+  /** Rule 5: a superuser's opt-out, read through the settings port (which caches it 30 seconds). */
+  async function storeUnlessOptedOut(record: RequestRecord, actor: Actor): Promise<void> {
+    const reader = deps.userSettings();
+    if (!reader) {
+      if (!warnedNoSettings) {
+        log.warn(
+          'activity log: user settings are not available, superusers are recorded without the opt-out check',
+        );
+        warnedNoSettings = true;
+      }
+    } else {
+      try {
+        if ((await reader.get(actor.userId!, OPT_OUT_SETTING)) === true) return;
+      } catch (error) {
+        log.warn('activity log: reading the opt-out setting failed, recording the request', { exc: error });
+      }
+    }
+    store(record, actor);
+  }
+
+  return {
+    /** The kernel hook: never throws, never waits (only a superuser's opt-out check is asynchronous). */
+    onRequestEnd(record: RequestRecord): void {
+      try {
+        if (!isRecorded(record)) return;
+        const actor = actorOf(record);
+        if (!actor.isSuperuser) {
+          store(record, actor);
+          return;
+        }
+        const task = storeUnlessOptedOut(record, actor)
+          .catch((error) => log.error('activity log: recording failed', { exc: error }))
+          .finally(() => pending.delete(task));
+        pending.add(task);
+      } catch (error) {
+        log.error('activity log: recording failed', { exc: error });
+      }
+    },
+
+    /** Waits for opt-out checks in progress (before the final flush). */
+    async settle(): Promise<void> {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
+}
+
+export type ActivityRecorder = ReturnType<typeof createActivityRecorder>;

@@ -1,0 +1,118 @@
+import type { Settings } from '../kernel/config/schema.js';
+import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
+import { DEFAULT_ORDER_BY } from './constants.js';
+import { pathFragments } from './sanitize.js';
+import type { ActivityLogQuery, ActivityOut, RecentActivityQuery } from './schemas.js';
+import {
+  isMissingTableError,
+  sortableActivityColumns,
+  type ActivityFilters,
+  type ActivityStore,
+} from './store.js';
+import type { ActivityLogTable, StoredActivity } from './tables.js';
+
+export interface ActivityServiceDeps {
+  settings: Settings;
+  store: ActivityStore;
+  table: ActivityLogTable;
+  /** Writes queued entries first, so a reader sees requests that already finished. */
+  drain(): Promise<unknown>;
+}
+
+/** An entry for the audit routes (camelCase). */
+export function toActivityOut(row: StoredActivity): ActivityOut {
+  return {
+    id: Number(row.id),
+    timestamp: new Date(row.timestamp).toISOString(),
+    userId: row.userId ?? null,
+    username: row.username ?? null,
+    method: row.method,
+    path: row.path,
+    statusCode: row.statusCode,
+    durationMs: row.durationMs,
+    description: row.description ?? null,
+  };
+}
+
+/** An entry as the events snapshot sends it: the stored snake_case field names (SPEC "Frame format"). */
+export function toSnapshotEntry(row: StoredActivity): Record<string, unknown> {
+  return {
+    id: Number(row.id),
+    timestamp: new Date(row.timestamp).toISOString(),
+    user_id: row.userId ?? null,
+    username: row.username ?? null,
+    method: row.method,
+    path: row.path,
+    status_code: row.statusCode,
+    duration_ms: row.durationMs,
+    description: row.description ?? null,
+  };
+}
+
+/** The read side of the activity log: the audit routes and the `activity` port. */
+export function createActivityService(deps: ActivityServiceDeps) {
+  const columns = sortableActivityColumns(deps.table);
+
+  /** SPEC "Audit routes": `excludePaths` absent → the setting; empty → nothing excluded. */
+  function filtersOf(query: Omit<RecentActivityQuery, 'limit'>): ActivityFilters {
+    return {
+      search: query.search,
+      userId: query.userId,
+      method: query.method || undefined,
+      statusCode: query.statusCode,
+      dateFrom: query.dateFrom,
+      dateTo: query.dateTo,
+      pathContains: query.pathContains || undefined,
+      excludePaths: pathFragments(query.excludePaths ?? deps.settings.activity_log_exclude_paths),
+    };
+  }
+
+  async function drainQuietly(): Promise<void> {
+    // A failing write must not fail the read: what is stored is still worth showing.
+    await deps.drain().catch(() => undefined);
+  }
+
+  return {
+    /** `GET /admin/audit/logs`: paginated, newest first by default. */
+    async list(query: ActivityLogQuery): Promise<Page<ActivityOut>> {
+      const order = resolveOrderBy(query.orderBy, columns, DEFAULT_ORDER_BY);
+      await drainQuietly();
+      const { rows, total } = await deps.store.list({
+        filters: filtersOf(query),
+        orderBy: order.column,
+        descending: order.descending,
+        limit: query.pageSize,
+        offset: (query.page - 1) * query.pageSize,
+      });
+      return pageOf(rows.map(toActivityOut), total, query);
+    },
+
+    /** `GET /admin/audit/activity`: the most recent `limit` entries matching the filters, as a plain list. */
+    async recent(query: RecentActivityQuery): Promise<ActivityOut[]> {
+      const order = resolveOrderBy(query.orderBy, columns, DEFAULT_ORDER_BY);
+      await drainQuietly();
+      const { rows } = await deps.store.list({
+        filters: filtersOf(query),
+        orderBy: order.column,
+        descending: order.descending,
+        limit: query.limit,
+        offset: 0,
+      });
+      return rows.map(toActivityOut);
+    },
+
+    /** The `activity` port: last `limit` entries, oldest first, snake_case; null when the table is missing. */
+    async snapshot(limit: number): Promise<Record<string, unknown>[] | null> {
+      await drainQuietly();
+      try {
+        const rows = await deps.store.latest(limit);
+        return rows.reverse().map(toSnapshotEntry);
+      } catch (error) {
+        if (isMissingTableError(error)) return null;
+        throw error;
+      }
+    },
+  };
+}
+
+export type ActivityService = ReturnType<typeof createActivityService>;

@@ -1,0 +1,139 @@
+import { and, count, eq, gte, inArray, lt, lte, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Database } from '../kernel/db/database.js';
+import { likePattern } from '../kernel/pagination.js';
+import type { ActivityLogTable, NewActivity, StoredActivity } from './tables.js';
+
+/** The `orderBy` names of the audit routes (camelCase; snake_case accepted by `resolveOrderBy`). */
+export function sortableActivityColumns(table: ActivityLogTable) {
+  return {
+    id: table.id,
+    timestamp: table.timestamp,
+    userId: table.userId,
+    username: table.username,
+    method: table.method,
+    path: table.path,
+    statusCode: table.statusCode,
+    durationMs: table.durationMs,
+  };
+}
+export type SortableActivityColumn = ReturnType<typeof sortableActivityColumns>[keyof ReturnType<
+  typeof sortableActivityColumns
+>];
+
+/** The filters of both audit routes (SPEC "Audit routes"), already resolved. */
+export interface ActivityFilters {
+  search?: string;
+  userId?: string;
+  method?: string;
+  statusCode?: number;
+  /** Inclusive bounds. */
+  dateFrom?: Date;
+  dateTo?: Date;
+  pathContains?: string;
+  /** Entries whose path contains any of these are left out of the result. */
+  excludePaths: string[];
+}
+
+export interface ActivityListOptions {
+  filters: ActivityFilters;
+  orderBy: SortableActivityColumn;
+  descending: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** True when `error` (or a cause of it) says the table does not exist, on either dialect. */
+export function isMissingTableError(error: unknown): boolean {
+  for (
+    let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    depth++
+  ) {
+    if (e.code === '42P01') return true; // PostgreSQL undefined_table
+    if (typeof e.message === 'string' && /no such table/i.test(e.message)) return true; // SQLite
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
+export function createActivityStore(db: Database, table: ActivityLogTable) {
+  const orm = db.orm;
+
+  /** Case-sensitive substring test, the same on both dialects (LIKE is case-insensitive on SQLite). */
+  function contains(column: SQLWrapper, text: string): SQL {
+    return db.dialect === 'pg' ? sql`strpos(${column}, ${text}) > 0` : sql`instr(${column}, ${text}) > 0`;
+  }
+
+  function where(filters: ActivityFilters): SQL | undefined {
+    const conditions: (SQL | undefined)[] = [];
+    const search = filters.search?.trim();
+    if (search) {
+      const pattern = likePattern(search);
+      const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
+      conditions.push(or(like(sql`coalesce(${table.username}, '')`), like(table.path)));
+    }
+    if (filters.userId !== undefined) conditions.push(eq(table.userId, filters.userId));
+    if (filters.method !== undefined) conditions.push(eq(table.method, filters.method));
+    if (filters.statusCode !== undefined) conditions.push(eq(table.statusCode, filters.statusCode));
+    if (filters.dateFrom) conditions.push(gte(table.timestamp, filters.dateFrom));
+    if (filters.dateTo) conditions.push(lte(table.timestamp, filters.dateTo));
+    if (filters.pathContains) conditions.push(contains(table.path, filters.pathContains));
+    for (const fragment of filters.excludePaths)
+      conditions.push(sql`not (${contains(table.path, fragment)})`);
+    return and(...conditions);
+  }
+
+  return {
+    /** One multi-row INSERT. */
+    async insertMany(entries: NewActivity[]): Promise<void> {
+      if (entries.length === 0) return;
+      await orm.insert(table).values(entries);
+    },
+
+    async list(options: ActivityListOptions): Promise<{ rows: StoredActivity[]; total: number }> {
+      const condition = where(options.filters);
+      const direction = options.descending ? sql`desc` : sql`asc`;
+      // NULLS LAST on both dialects and the id (in the same direction) as tie-breaker keep pages stable.
+      const [rows, [totalRow]] = await Promise.all([
+        orm
+          .select()
+          .from(table)
+          .where(condition)
+          .orderBy(sql`${options.orderBy} ${direction} nulls last`, sql`${table.id} ${direction}`)
+          .limit(options.limit)
+          .offset(options.offset),
+        orm.select({ total: count() }).from(table).where(condition),
+      ]);
+      return { rows, total: Number(totalRow?.total ?? 0) };
+    },
+
+    /** The last `limit` entries, newest first. */
+    async latest(limit: number): Promise<StoredActivity[]> {
+      return orm
+        .select()
+        .from(table)
+        .orderBy(sql`${table.timestamp} desc`, sql`${table.id} desc`)
+        .limit(limit);
+    },
+
+    async countOlderThan(cutoff: Date): Promise<number> {
+      const [row] = await orm.select({ total: count() }).from(table).where(lt(table.timestamp, cutoff));
+      return Number(row?.total ?? 0);
+    },
+
+    /** Deletes at most `batchSize` entries older than `cutoff` (oldest first); returns how many went. */
+    async deleteOlderThan(cutoff: Date, batchSize: number): Promise<number> {
+      const ids = orm
+        .select({ id: table.id })
+        .from(table)
+        .where(lt(table.timestamp, cutoff))
+        .orderBy(table.timestamp)
+        .limit(batchSize);
+      const deleted = await orm.delete(table).where(inArray(table.id, ids)).returning({ id: table.id });
+      return deleted.length;
+    },
+  };
+}
+
+export type ActivityStore = ReturnType<typeof createActivityStore>;

@@ -1,0 +1,65 @@
+import * as pg from 'drizzle-orm/pg-core';
+import * as sq from 'drizzle-orm/sqlite-core';
+import { tableName, type Settings } from '../kernel/config/schema.js';
+import type { Dialect } from '../kernel/db/tables.js';
+import { DESCRIPTION_MAX_LENGTH, PATH_MAX_LENGTH, USERNAME_MAX_LENGTH } from './constants.js';
+
+/**
+ * The activity log table (SPEC "Activity log entry"): `activity_log_table`, else table_prefix + `activity_log`.
+ * `user_id` has no foreign key (entries outlive their users); indexes on (user_id, timestamp) (SPEC
+ * "Versioning" 0.14 to 0.15) and on timestamp (newest-first lists, snapshot, purge).
+ */
+export function sqliteActivityLogTable(settings: Settings) {
+  const name = tableName(settings, 'activity_log');
+  return sq.sqliteTable(
+    name,
+    {
+      id: sq.integer('id').primaryKey({ autoIncrement: true }),
+      timestamp: sq.integer('timestamp', { mode: 'timestamp_ms' }).notNull(),
+      userId: sq.text('user_id'),
+      username: sq.text('username', { length: USERNAME_MAX_LENGTH }),
+      method: sq.text('method', { length: 10 }).notNull(),
+      path: sq.text('path', { length: PATH_MAX_LENGTH }).notNull(),
+      statusCode: sq.integer('status_code').notNull(),
+      durationMs: sq.integer('duration_ms').notNull(),
+      description: sq.text('description', { length: DESCRIPTION_MAX_LENGTH }),
+    },
+    (t) => [
+      sq.index(`${name}_user_timestamp_idx`).on(t.userId, t.timestamp),
+      sq.index(`${name}_timestamp_idx`).on(t.timestamp),
+    ],
+  );
+}
+
+export type ActivityLogTable = ReturnType<typeof sqliteActivityLogTable>;
+export type StoredActivity = ActivityLogTable['$inferSelect'];
+export type NewActivity = ActivityLogTable['$inferInsert'];
+
+/** The PostgreSQL variant, shaped like the SQLite one (same property names and value types). */
+export function pgActivityLogTable(settings: Settings): ActivityLogTable {
+  const name = tableName(settings, 'activity_log');
+  const table = pg.pgTable(
+    name,
+    {
+      id: pg.bigserial('id', { mode: 'number' }).primaryKey(),
+      timestamp: pg.timestamp('timestamp', { withTimezone: true, mode: 'date' }).notNull(),
+      userId: pg.uuid('user_id'),
+      username: pg.varchar('username', { length: USERNAME_MAX_LENGTH }),
+      method: pg.varchar('method', { length: 10 }).notNull(),
+      path: pg.varchar('path', { length: PATH_MAX_LENGTH }).notNull(),
+      statusCode: pg.integer('status_code').notNull(),
+      durationMs: pg.integer('duration_ms').notNull(),
+      description: pg.varchar('description', { length: DESCRIPTION_MAX_LENGTH }),
+    },
+    (t) => [
+      pg.index(`${name}_user_timestamp_idx`).on(t.userId, t.timestamp),
+      pg.index(`${name}_timestamp_idx`).on(t.timestamp),
+    ],
+  );
+  return table as unknown as ActivityLogTable;
+}
+
+/** The audit module's tables for the auth schema and its migrations. */
+export function auditTables(settings: Settings, dialect: Dialect): { activityLog: ActivityLogTable } {
+  return { activityLog: dialect === 'pg' ? pgActivityLogTable(settings) : sqliteActivityLogTable(settings) };
+}
