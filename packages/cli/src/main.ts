@@ -20,7 +20,8 @@ export async function run(argv: string[]): Promise<number> {
     .version(false)
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
-      throw error ?? new CliError(message ?? 'invalid command line', 2);
+      // yargs spreads some messages (invalid choices) over lines: the CLI prints problems on one line.
+      throw error ?? new CliError((message ?? 'invalid command line').replace(/\s*\n\s*/g, ' '), 2);
     });
   for (const command of commands) parser.command(command as never);
   try {
