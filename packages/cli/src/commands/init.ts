@@ -1,0 +1,271 @@
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { hash } from '@node-rs/argon2';
+import { MIN_SECRET_KEY_LENGTH, loadSettings, readDotenv } from '@svc/core/internal';
+import { DEFAULT_TARGET, MigrationError, checkSchema, createRevision, readChain } from '@svc/migrations';
+import { eq } from 'drizzle-orm';
+import type { CommandModule } from 'yargs';
+import { CliError } from '../errors.js';
+import {
+  loadProjectApp,
+  migrationContext,
+  openMigrationDatabase,
+  upgradeTarget,
+  type MigrationContext,
+} from './migrations.js';
+
+/** SPEC "Configuration": a random secret key of at least 32 characters; 48 bytes give 64 characters. */
+const SECRET_KEY_BYTES = 48;
+/** SPEC "Command-line interface" `svc init`: default a file database in the project directory. */
+const DEFAULT_AUTH_DATABASE_URL = 'file:auth.db';
+/** SPEC "Limits": username length. */
+const USERNAME_MIN = 3;
+const USERNAME_MAX = 150;
+/** OWASP's Argon2id baseline, the same parameters as the auth module: 19 MiB, 2 passes, 1 lane. */
+const ARGON2ID = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+const FIRST_REVISION_MESSAGE = 'initial auth schema';
+
+interface InitArgs {
+  baseDir: string;
+  username: string;
+  password?: string;
+  email?: string;
+  databaseUrl?: string;
+  targetName: string;
+  user: boolean;
+  app: string;
+}
+
+/** A `.env` value, quoted when dotenv would otherwise cut it (`#`, spaces, quotes). */
+function dotenvValue(value: string): string {
+  if (!/[\s#"'`\\]/.test(value)) return value;
+  if (!value.includes("'")) return `'${value}'`;
+  throw new CliError('the database URL contains a single quote: put it in .env yourself');
+}
+
+/**
+ * The values `.env` must hold after init: what it has, else the option, else a default. Never changes a value
+ * that is there (SPEC `svc init`: never overwrites existing values).
+ */
+function plannedDotenv(
+  existing: Record<string, string>,
+  databaseUrl: string | undefined,
+): Record<string, string> {
+  const current = existing.SVC_AUTH_DATABASE_URL;
+  if (databaseUrl !== undefined && current !== undefined && current !== databaseUrl) {
+    throw new CliError(
+      'SVC_AUTH_DATABASE_URL in .env differs from --database-url; svc init never overwrites a value: edit .env or drop the option',
+    );
+  }
+  return {
+    SVC_SECRET_KEY: existing.SVC_SECRET_KEY ?? randomBytes(SECRET_KEY_BYTES).toString('base64url'),
+    SVC_AUTH_DATABASE_URL: current ?? databaseUrl ?? existing.SVC_DATABASE_URL ?? DEFAULT_AUTH_DATABASE_URL,
+  };
+}
+
+/**
+ * SPEC `svc init`: refuse when an exported variable differs from what `.env` will hold, since the environment
+ * wins over `.env` and the project would run on other values than the ones init set up.
+ */
+function assertEnvironmentAgrees(
+  planned: Record<string, string>,
+  env: Record<string, string | undefined>,
+): void {
+  for (const [key, value] of Object.entries(planned)) {
+    const exported = env[key];
+    if (exported !== undefined && exported !== value) {
+      throw new CliError(
+        `${key} is exported in the environment with a value that differs from the one in .env (the environment wins over .env); unset it or give both the same value`,
+      );
+    }
+  }
+}
+
+/** Creates `.env` (mode 0600) or appends the missing keys; returns the keys written. */
+function completeDotenv(
+  path: string,
+  existing: Record<string, string>,
+  planned: Record<string, string>,
+): string[] {
+  const missing = Object.keys(planned).filter((key) => existing[key] === undefined);
+  if (missing.length === 0) return [];
+  const lines = missing.map((key) => `${key}=${dotenvValue(planned[key]!)}`).join('\n');
+  if (!existsSync(path)) {
+    // Secrets: readable by the owner only (SPEC `svc init`: new file mode 0600).
+    writeFileSync(path, `# written by svc init: secrets, keep out of version control\n${lines}\n`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
+    chmodSync(path, 0o600);
+  } else {
+    const text = readFileSync(path, 'utf8');
+    appendFileSync(path, `${text === '' || text.endsWith('\n') ? '' : '\n'}# added by svc init\n${lines}\n`);
+  }
+  return missing;
+}
+
+/** Reads a line without echoing it (a password). */
+function promptHidden(question: string): Promise<string> {
+  return new Promise((resolvePrompt, reject) => {
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+    const output = rl as unknown as { _writeToOutput(s: string): void };
+    let asked = false;
+    output._writeToOutput = (s: string) => {
+      if (!asked) {
+        process.stdout.write(s);
+        asked = true;
+      }
+    };
+    rl.question(question, (answer) => {
+      process.stdout.write('\n');
+      rl.close();
+      resolvePrompt(answer);
+    });
+    rl.on('SIGINT', () => {
+      rl.close();
+      reject(new CliError('aborted', 130));
+    });
+  });
+}
+
+async function passwordOf(argv: InitArgs, minLength: number): Promise<string> {
+  let password = argv.password;
+  if (password === undefined) {
+    if (!process.stdin.isTTY) {
+      throw new CliError('--password is required when stdin is not a terminal (or use --no-user)');
+    }
+    password = await promptHidden(`Password for ${argv.username}: `);
+    const again = await promptHidden('Password (again): ');
+    if (password !== again) throw new CliError('the passwords do not match');
+  }
+  if (password.length < minLength) {
+    throw new CliError(`the password is too short: at least ${minLength} characters (password_min_length)`);
+  }
+  return password;
+}
+
+/** Creates the first superuser unless the username exists; returns a line saying which happened. */
+async function ensureSuperuser(
+  context: MigrationContext,
+  argv: InitArgs,
+  db: ReturnType<typeof openMigrationDatabase>,
+): Promise<string> {
+  const username = argv.username.trim().toLowerCase();
+  if (username.length < USERNAME_MIN || username.length > USERNAME_MAX) {
+    throw new CliError(`the username must have ${USERNAME_MIN} to ${USERNAME_MAX} characters`);
+  }
+  const user = (context.schema as { user: never }).user;
+  const orm = db.orm as any; // both dialects through the SQLite-typed builder
+  const found = await orm
+    .select({ id: (user as { id: never }).id })
+    .from(user)
+    .where(eq((user as { username: never }).username, username));
+  if (found.length > 0) return `superuser ${username} exists: left unchanged`;
+  const password = await passwordOf(argv, context.settings.password_min_length);
+  const passwordHash = await hash(password, ARGON2ID);
+  const inserted = await orm
+    .insert(user)
+    .values({
+      username,
+      email: argv.email?.trim() || null,
+      passwordHash,
+      isActive: true,
+      isStaff: true,
+      isSuperuser: true,
+    })
+    .onConflictDoNothing()
+    .returning();
+  return inserted.length > 0
+    ? `created superuser ${username}`
+    : `superuser ${username} exists: left unchanged`;
+}
+
+/**
+ * `svc init` (SPEC "Command-line interface"): idempotent bootstrap of a project — `.env` with a secret key and
+ * the auth database URL, the migrations folder with its first revision, upgrade to head, the first superuser.
+ */
+export const initCommand: CommandModule<InitArgs, InitArgs> = {
+  command: 'init',
+  describe: 'Set up the project: .env, migrations, database upgrade, first superuser (safe to run again)',
+  builder: (y) =>
+    y
+      .option('username', {
+        alias: 'u',
+        type: 'string',
+        default: 'admin',
+        describe: 'Username of the first superuser',
+      })
+      .option('password', { type: 'string', describe: 'Its password (prompted, hidden, when missing)' })
+      .option('email', { type: 'string', describe: 'Its email address' })
+      .option('database-url', {
+        type: 'string',
+        describe: `Auth database URL written to .env when missing (default ${DEFAULT_AUTH_DATABASE_URL} in the project)`,
+      })
+      .option('target-name', { type: 'string', default: DEFAULT_TARGET, describe: 'Migration target' })
+      .option('user', {
+        type: 'boolean',
+        default: true,
+        describe: 'Create the first superuser (--no-user: skip)',
+      })
+      .option('app', {
+        type: 'string',
+        default: 'main:app',
+        describe: 'Project app (module:export) giving the module list',
+      }) as never,
+  async handler(argv) {
+    const baseDir = resolve(argv.baseDir);
+    if (!existsSync(baseDir)) throw new CliError(`the project directory ${baseDir} does not exist`);
+    const envPath = join(baseDir, '.env');
+    const existing = readDotenv(baseDir);
+    const planned = plannedDotenv(existing, argv.databaseUrl);
+    assertEnvironmentAgrees(planned, process.env);
+    if (planned.SVC_SECRET_KEY!.length < MIN_SECRET_KEY_LENGTH) {
+      throw new CliError(
+        `SVC_SECRET_KEY in .env is shorter than ${MIN_SECRET_KEY_LENGTH} characters: replace it`,
+      );
+    }
+    const written = completeDotenv(envPath, existing, planned);
+    process.stdout.write(written.length ? `.env: added ${written.join(', ')}\n` : '.env: complete\n');
+
+    try {
+      const app = await loadProjectApp(baseDir, argv.app);
+      // The settings the app will run with: environment, the .env just completed, svc.yaml, the app's own.
+      loadSettings({ baseDir, overrides: app?.options.settings });
+      const context = await migrationContext({ baseDir, target: argv.targetName, app });
+      const chain = await readChain(context.dir);
+      if (chain.length === 0) {
+        const { revision } = await createRevision({
+          dir: context.dir,
+          message: FIRST_REVISION_MESSAGE,
+          dialect: context.dialect,
+          schema: context.schema,
+          autogenerate: true,
+        });
+        process.stdout.write(`migrations/${context.target}: wrote ${revision!.file}\n`);
+      } else {
+        const check = await checkSchema({
+          dir: context.dir,
+          dialect: context.dialect,
+          schema: context.schema,
+        });
+        if (!check.clean) {
+          process.stdout.write(
+            `note: the schema differs from the head revision; run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\`\n`,
+          );
+        }
+      }
+      const db = openMigrationDatabase(context);
+      try {
+        process.stdout.write(`${await upgradeTarget(context, db)}\n`);
+        if (argv.user) process.stdout.write(`${await ensureSuperuser(context, argv, db)}\n`);
+      } finally {
+        await db.close();
+      }
+    } catch (error) {
+      if (error instanceof MigrationError) throw new CliError(error.message);
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,395 @@
+import { existsSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { App, Database, Settings } from '@svc/core';
+import {
+  buildAuthSchema,
+  coreModules,
+  createLogger,
+  dialectOf,
+  loadSettings,
+  openDatabase,
+  redactUrl,
+  type Dialect,
+} from '@svc/core/internal';
+import {
+  DEFAULT_TARGET,
+  MigrationError,
+  checkSchema,
+  createRevision,
+  currentRevision,
+  downgrade,
+  readChain,
+  stamp,
+  targetDir,
+  upgrade,
+  versionTableName,
+  type RunResult,
+} from '@svc/migrations';
+import type { Argv, CommandModule } from 'yargs';
+import { CliError } from '../errors.js';
+
+/** Where `--app main:app` is looked for, in this order. */
+const APP_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
+
+/**
+ * Imports the project's app (`--app module:export`, default `main:app`) when its file exists, so commands see
+ * the module list and the `settings` given to `createApp` (SPEC "Command-line interface": commands read the
+ * module list from the project directory). The module must not start a server when imported.
+ */
+export async function loadProjectApp(baseDir: string, spec = 'main:app'): Promise<App | undefined> {
+  const [modulePath, exportName = 'app'] = spec.split(':');
+  const candidates = /\.[cm]?[jt]s$/.test(modulePath!)
+    ? [join(baseDir, modulePath!)]
+    : APP_EXTENSIONS.map((ext) => join(baseDir, `${modulePath}${ext}`));
+  const file = candidates.find((f) => existsSync(f));
+  if (!file) return undefined;
+  let loaded: Record<string, unknown>;
+  try {
+    if (/\.m?ts$/.test(file)) {
+      const { tsImport } = await import('tsx/esm/api');
+      loaded = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+    } else {
+      loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    }
+  } catch (error) {
+    throw new CliError(`cannot load ${relative(process.cwd(), file) || file}: ${(error as Error).message}`);
+  }
+  const app = loaded[exportName] ?? (loaded.default as Record<string, unknown> | undefined)?.[exportName];
+  if (!app || typeof app !== 'object' || !('options' in app)) {
+    throw new CliError(`${file} has no export '${exportName}' made by createApp() (--app ${spec})`);
+  }
+  return app as App;
+}
+
+/** What every migrations command works on: settings, database URL and dialect, live schema, folder. */
+export interface MigrationContext {
+  baseDir: string;
+  target: string;
+  dir: string;
+  settings: Settings;
+  url: string;
+  dialect: Dialect;
+  schema: Record<string, unknown>;
+  versionTable: string;
+}
+
+/** Reads settings (`.env`, environment, svc.yaml, the app's own settings) and builds the live auth schema. */
+export async function migrationContext(options: {
+  baseDir: string;
+  target: string;
+  app?: App;
+  env?: Record<string, string | undefined>;
+}): Promise<MigrationContext> {
+  const settings = loadSettings({
+    baseDir: options.baseDir,
+    env: options.env,
+    overrides: options.app?.options.settings,
+    requireSecretKey: false,
+  });
+  const url = settings.auth_database_url || settings.database_url;
+  if (!url) {
+    throw new CliError(
+      'no auth database: set SVC_AUTH_DATABASE_URL in the environment or .env (or run `svc init`)',
+    );
+  }
+  let dialect: Dialect;
+  try {
+    dialect = dialectOf(url);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const modules = [
+    ...(options.app?.options.coreModules ?? coreModules),
+    ...(options.app?.options.modules ?? []),
+  ];
+  return {
+    baseDir: options.baseDir,
+    target: options.target,
+    dir: targetDir(options.baseDir, options.target),
+    settings,
+    url,
+    dialect,
+    schema: buildAuthSchema(settings, dialect, modules),
+    versionTable: versionTableName(settings),
+  };
+}
+
+/** Opens the auth database of the context for one command; logs only warnings. */
+export function openMigrationDatabase(context: MigrationContext): Database {
+  const log = createLogger({ level: 'WARNING', format: context.settings.log_format }, 'svc.migrations');
+  return openDatabase({ url: context.url, settings: context.settings, log, baseDir: context.baseDir });
+}
+
+/** Upgrades the target to `to` and returns one line describing what happened. */
+export async function upgradeTarget(context: MigrationContext, db: Database, to = 'head'): Promise<string> {
+  const result = await upgrade({
+    db,
+    dir: context.dir,
+    target: context.target,
+    versionTable: context.versionTable,
+    to,
+  });
+  return describe('upgrade', context.target, result);
+}
+
+function describe(direction: 'upgrade' | 'downgrade', target: string, result: RunResult): string {
+  if (result.steps.length === 0) return `${target} is at ${result.to ?? 'base'}: nothing to do`;
+  const verb = direction === 'upgrade' ? 'applied' : 'reverted';
+  const list = result.steps.map((r) => `  ${verb} ${r.id}  ${r.message}`).join('\n');
+  return `${list}\n${target}: ${result.from ?? 'base'} -> ${result.to ?? 'base'} (${result.steps.length} revision${result.steps.length === 1 ? '' : 's'} ${verb})`;
+}
+
+interface CommonArgs {
+  baseDir: string;
+  targetName: string;
+  app: string;
+}
+
+async function contextOf(argv: CommonArgs): Promise<MigrationContext> {
+  const baseDir = resolve(argv.baseDir);
+  const app = await loadProjectApp(baseDir, argv.app);
+  return migrationContext({ baseDir, target: argv.targetName, app });
+}
+
+/** Runs `fn`, turning migration problems into one-line CLI errors. */
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof MigrationError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+async function withDatabase<T>(context: MigrationContext, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = openMigrationDatabase(context);
+  try {
+    return await fn(db);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
+      throw new CliError(
+        `cannot reach the auth database ${redactUrl(context.url)}: ${(error as Error).message}`,
+      );
+    }
+    throw error;
+  } finally {
+    await db.close();
+  }
+}
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+function common<T>(yargs: Argv<T>) {
+  return yargs
+    .option('target-name', {
+      type: 'string',
+      default: DEFAULT_TARGET,
+      describe: 'Migration target: the folder migrations/<target-name> and its row in the version table',
+    })
+    .option('app', {
+      type: 'string',
+      default: 'main:app',
+      describe: 'Project app (module:export) giving the module list',
+    });
+}
+
+const revisionCommand: CommandModule<CommonArgs, CommonArgs & { message: string; autogenerate: boolean }> = {
+  command: 'revision <message>',
+  describe: 'Write the next revision (--autogenerate: diff the live schema against the head revision)',
+  builder: (y) =>
+    common(y)
+      .positional('message', { type: 'string', demandOption: true, describe: 'What the revision does' })
+      .option('autogenerate', {
+        type: 'boolean',
+        default: false,
+        describe: 'Generate the SQL from the schema',
+      }) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const result = await createRevision({
+        dir: context.dir,
+        message: argv.message,
+        dialect: context.dialect,
+        schema: context.schema,
+        autogenerate: argv.autogenerate,
+      });
+      if (!result.revision) {
+        // SPEC "Versioning" 4: an empty autogenerated revision means nothing to do.
+        out(
+          `nothing to do: the schema matches the head revision ${result.parent?.id ?? '(none)'} of ${context.target}; no revision written`,
+        );
+        return;
+      }
+      const file = relative(process.cwd(), join(context.dir, result.revision.file)) || result.revision.file;
+      const count = result.revision.upgrade.length;
+      out(
+        `wrote ${file} (${argv.autogenerate ? `${count} statement${count === 1 ? '' : 's'}` : 'empty: add your SQL'})`,
+      );
+    }),
+};
+
+const upgradeCommand: CommandModule<CommonArgs, CommonArgs & { revision: string }> = {
+  command: 'upgrade [revision]',
+  describe: 'Apply pending revisions up to a revision (default head), in one transaction',
+  builder: (y) =>
+    common(y).positional('revision', {
+      type: 'string',
+      default: 'head',
+      describe: 'head, or a revision id (prefix)',
+    }) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const chain = await readChain(context.dir);
+      if (chain.length === 0) {
+        throw new CliError(
+          `no revisions in ${relative(process.cwd(), context.dir) || context.dir}: run \`svc migrations revision "initial" --autogenerate --target-name ${context.target}\` or \`svc init\``,
+        );
+      }
+      out(await withDatabase(context, (db) => upgradeTarget(context, db, argv.revision)));
+    }),
+};
+
+const downgradeCommand: CommandModule<CommonArgs, CommonArgs & { revision: string }> = {
+  command: 'downgrade <revision>',
+  describe: 'Revert applied revisions down to a revision id, -1 (one step) or base (all)',
+  builder: (y) =>
+    common(y).positional('revision', {
+      type: 'string',
+      demandOption: true,
+      describe: 'id (prefix), -N or base',
+    }) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const result = await withDatabase(context, (db) =>
+        downgrade({
+          db,
+          dir: context.dir,
+          target: context.target,
+          versionTable: context.versionTable,
+          to: argv.revision,
+        }),
+      );
+      out(describe('downgrade', context.target, result));
+    }),
+};
+
+const stampCommand: CommandModule<CommonArgs, CommonArgs & { revision: string }> = {
+  command: 'stamp <revision>',
+  describe: 'Record a revision as applied without running SQL (tables made by auto_create_auth_schema)',
+  builder: (y) => common(y).positional('revision', { type: 'string', demandOption: true }) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const result = await withDatabase(context, (db) =>
+        stamp({
+          db,
+          dir: context.dir,
+          target: context.target,
+          versionTable: context.versionTable,
+          to: argv.revision,
+        }),
+      );
+      out(`${context.target}: stamped ${result.to ?? 'base'} (was ${result.from ?? 'base'})`);
+    }),
+};
+
+const currentCommand: CommandModule<CommonArgs, CommonArgs> = {
+  command: 'current',
+  describe: 'Show the revision the database is at',
+  builder: (y) => common(y) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const chain = await readChain(context.dir);
+      const current = await withDatabase(context, (db) =>
+        currentRevision(db, context.versionTable, context.target),
+      );
+      const head = chain.at(-1)?.id ?? null;
+      const index = chain.findIndex((r) => r.id === current);
+      const behind = chain.length - 1 - index;
+      const note =
+        current !== null && index < 0
+          ? ' (not in the migrations folder)'
+          : current === head
+            ? head === null
+              ? ' (no revisions)'
+              : ' (head)'
+            : ` (${behind} behind head ${head})`;
+      out(`${context.target}: ${current ?? 'base'}${note}`);
+    }),
+};
+
+const historyCommand: CommandModule<CommonArgs, CommonArgs> = {
+  command: 'history',
+  describe: 'List the revisions, newest first',
+  builder: (y) => common(y) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const chain = await readChain(context.dir);
+      if (chain.length === 0) {
+        out(`${context.target}: no revisions`);
+        return;
+      }
+      const current = await withDatabase(context, (db) =>
+        currentRevision(db, context.versionTable, context.target),
+      ).catch(() => undefined);
+      for (const [i, r] of [...chain.entries()].reverse()) {
+        const marks = [i === chain.length - 1 ? 'head' : '', r.id === current ? 'current' : ''].filter(
+          Boolean,
+        );
+        out(
+          `${r.parent ?? 'base'} -> ${r.id}${marks.length ? ` (${marks.join(', ')})` : ''}, ${r.message}  [${r.dialect}, ${r.file}]`,
+        );
+      }
+    }),
+};
+
+const checkCommand: CommandModule<CommonArgs, CommonArgs & { exitCode?: number }> = {
+  command: 'check',
+  describe: 'Exit non-zero when the schema differs from the head revision (for CI)',
+  builder: (y) => common(y) as never,
+  handler: (argv) =>
+    guarded(async () => {
+      const context = await contextOf(argv);
+      const result = await checkSchema({
+        dir: context.dir,
+        dialect: context.dialect,
+        schema: context.schema,
+      });
+      if (result.clean) {
+        out(`${context.target}: the schema matches the head revision ${result.head?.id ?? '(none)'}`);
+        return;
+      }
+      process.stderr.write(
+        `svc: ${context.target}: the schema differs from the head revision ${result.head?.id ?? '(none: no revisions yet)'} (${result.statements.length} statement${result.statements.length === 1 ? '' : 's'}); run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\`\n`,
+      );
+      argv.exitCode = 1;
+    }),
+};
+
+/**
+ * `svc migrations …`: schema revisions of a target (SPEC "Command-line interface"). There is no
+ * `strip-sqlmodel`: it cleaned up a Python ORM's imports in generated files, and revisions here are plain SQL.
+ */
+export const migrationsCommand: CommandModule<CommonArgs, CommonArgs> = {
+  command: 'migrations <command>',
+  describe:
+    'Schema migrations of the auth database (revision, upgrade, downgrade, current, history, check, stamp)',
+  builder: (y) =>
+    y
+      .command(revisionCommand as never)
+      .command(upgradeCommand as never)
+      .command(downgradeCommand as never)
+      .command(currentCommand as never)
+      .command(historyCommand as never)
+      .command(checkCommand as never)
+      .command(stampCommand as never)
+      .demandCommand(1, 'Name a migrations command: svc migrations --help lists them.') as never,
+  handler: () => undefined,
+};
