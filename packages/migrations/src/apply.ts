@@ -70,6 +70,24 @@ async function withLockedSession<T>(
   options: RunOptions,
   plan: (session: Session) => T | Promise<T>,
 ): Promise<T> {
+  if (options.db.dialect !== 'sqlite') return lockedSession(options, plan);
+  // One connection cannot nest BEGIN: runs on the same SQLite connection in this process wait their turn.
+  const client = options.db.native as object;
+  const previous = sqliteQueues.get(client) ?? Promise.resolve();
+  const run = previous.then(() => lockedSession(options, plan));
+  sqliteQueues.set(
+    client,
+    run.then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+  return run;
+}
+
+const sqliteQueues = new WeakMap<object, Promise<void>>();
+
+async function lockedSession<T>(options: RunOptions, plan: (session: Session) => T | Promise<T>): Promise<T> {
   const { db, target, versionTable } = options;
   const table = quote(versionTable);
   if (db.dialect === 'sqlite') {
