@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { createInterface, type Interface } from 'node:readline';
-import { createApp, createAuthSchema, z } from '@svc/core';
+import { createAuthSchema, z } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
@@ -399,14 +399,12 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
   command: 'delete <username>',
   describe: 'Delete a user with their groups, permissions, settings and MFA data',
   builder: (y) =>
-    y
-      .positional('username', { type: 'string', demandOption: true })
-      .option('yes', {
-        alias: 'y',
-        type: 'boolean',
-        default: false,
-        describe: 'Do not ask for confirmation',
-      }) as Argv<DeleteArgs>,
+    y.positional('username', { type: 'string', demandOption: true }).option('yes', {
+      alias: 'y',
+      type: 'boolean',
+      default: false,
+      describe: 'Do not ask for confirmation',
+    }) as Argv<DeleteArgs>,
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
@@ -471,31 +469,20 @@ const lsCommand: CommandModule<GlobalArgs, LsArgs> = {
 const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'encrypt-mfa-secrets',
   describe: 'Encrypt TOTP secrets saved as plain text',
-  handler: async (argv) => {
-    const encrypt = (internal as Record<string, unknown>).encryptPlainMfaSecrets;
-    if (typeof encrypt !== 'function') {
-      throw new CliError(
-        'encrypt-mfa-secrets is not available: this build of @svc/core has no MFA secret encryption',
-      );
-    }
-    const baseDir = resolveBaseDir(argv.baseDir);
-    loadProjectSettings({ baseDir });
-    const app = createApp({ baseDir });
-    try {
-      const runtime = await app.init({ baseDir });
-      if (runtime.authDatabaseMissing) {
-        throw new CliError(`no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env`);
+  handler: (argv) =>
+    withProject(argv, async (project) => {
+      // The MFA feature owns the encryption; it reads its tables by module name like a running app.
+      const tables: Record<string, Record<string, unknown>> = { core: project.tables };
+      for (const module of internal.coreModules) {
+        if (module.tables) tables[module.name] = module.tables(project.settings, project.db.dialect);
       }
-      const result = await (encrypt as (rt: unknown) => Promise<unknown>)(runtime);
-      const count =
-        typeof result === 'number' ? result : (result as { encrypted?: number } | undefined)?.encrypted;
-      process.stdout.write(
-        count === undefined ? 'MFA secrets encrypted\n' : `encrypted ${count} plain-text MFA secret(s)\n`,
-      );
-    } finally {
-      await app.close();
-    }
-  },
+      const { encrypted } = await internal.encryptPlainMfaSecrets({
+        settings: project.settings,
+        authDb: project.db,
+        tables,
+      });
+      process.stdout.write(`encrypted ${encrypted} plain-text MFA secret(s)\n`);
+    }),
 };
 
 /** `svc users ...` (SPEC "Command-line interface"). */
