@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { defineRouter } from '../kernel/router.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
@@ -6,9 +7,13 @@ const BASE = '/api/admin/permissions';
 // SPEC "Route protection rules" with project routers, as API.md writes them.
 const notes = defineRouter({ prefix: '/notes', permissions: ['notes.read'] });
 notes.get('/', {}, async (ctx) => ({ user: ctx.user?.username ?? null }));
-notes.post('/:noteId/archive', { permissions: ['notes.write', 'notes.admin'] }, async (ctx) => ({
-  archived: ctx.params.noteId,
-}));
+notes.post(
+  '/:noteId/archive',
+  { permissions: ['notes.write', 'notes.admin'], params: z.object({ noteId: z.string() }) },
+  async (ctx) => ({
+    archived: ctx.params.noteId,
+  }),
+);
 notes.get('/about', { public: true }, async () => ({ ok: true }));
 
 const open = defineRouter({ prefix: '/open' });
