@@ -28,5 +28,6 @@ export type { Cache } from './kernel/cache/cache.js';
 export type { Database } from './kernel/db/database.js';
 export type { Logger } from './kernel/log/logger.js';
 export type { AuthUser, Audience, CoreEvents } from './kernel/ports.js';
+export type { MfaSender, EmailCodeMessage, SmsCodeMessage } from './mfa/sender.js';
 export type { SvcModule, ModuleContext, ModuleInstance, RequestRecord } from './kernel/module.js';
 export { z } from 'zod';
