@@ -144,4 +144,18 @@ describeEachDatabase('Login', (database) => {
       200,
     );
   });
+
+  it('resets the failed-login counter when a login completes after the second step', async () => {
+    const hal = await app.createUser({ username: 'hal' });
+    const rt = app.app.runtime;
+    const guard = rt.ports.get('loginGuard');
+    const token = (await login(app, 'hal', hal.password)).body.access_token as string;
+    const user = await rt.ports.get('authenticator').authenticate(token);
+    // Wrong MFA codes are counted on the account before they are checked.
+    await guard.recordFailure(hal.id);
+    await guard.recordFailure(hal.id);
+    expect((await userRow(hal.id)).failedLoginCount).toBe(2);
+    await guard.completeLogin(user);
+    expect((await userRow(hal.id)).failedLoginCount).toBe(0);
+  });
 });

@@ -137,7 +137,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
     const at = now();
     await store.deleteExpiredRefreshOf(user.id, at);
     const pair = await issuePair(user.id);
-    await store.updateUser(user.id, { lastLoginAt: at });
+    // SPEC "Account login lock": a successful login resets the counter, also after the MFA step, whose
+    // wrong codes were counted on the account.
+    await store.updateUser(user.id, { lastLoginAt: at, failedLoginCount: 0 });
     ports.get('events').emit('login', { userId: user.id, username: user.username });
     return pair;
   }
