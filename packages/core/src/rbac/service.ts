@@ -39,6 +39,7 @@ function labelled(
   };
 }
 
+/** A permission as the routes answer it (stored fields plus labels). */
 export function permissionOut(row: PermissionRow, t: Translate): PermissionOut {
   return {
     id: row.id,
@@ -54,6 +55,7 @@ export function permissionOut(row: PermissionRow, t: Translate): PermissionOut {
   };
 }
 
+/** A group as the routes answer it, with its permissions and their ids. */
 export function groupOut(row: GroupRow & { permissions: PermissionRow[] }, t: Translate): GroupOut {
   return {
     id: row.id,

@@ -1,3 +1,4 @@
+import { SvcError } from '../kernel/errors/svc-error.js';
 import type { AuthUser } from '../kernel/ports.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import {
@@ -10,9 +11,14 @@ import {
 import type { UserSettingsService } from './service.js';
 import { buildSettingsSchema } from './ui-schema.js';
 
-/** The guard guarantees a user on these routes; with `global_noauth` there is none to hold settings. */
+/** The guard guarantees a user on these routes, except with `global_noauth`: then nobody holds settings (401). */
 function userOf(ctx: { user: AuthUser | null }): AuthUser {
-  if (!ctx.user) throw new Error('user settings need an authenticated user (global_noauth is on)');
+  if (!ctx.user) {
+    throw new SvcError('auth.not_authenticated', {
+      loc: ['header', 'Authorization'],
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    });
+  }
   return ctx.user;
 }
 

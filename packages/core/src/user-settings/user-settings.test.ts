@@ -279,3 +279,18 @@ describeEachDatabase('user settings router disabled', (database) => {
     );
   });
 });
+
+describeEachDatabase('user settings with global_noauth', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { global_noauth: true } });
+  });
+  afterAll(() => app.close());
+
+  it('serves the schema but answers 401 for values, since there is no user to hold them', async () => {
+    expect((await app.get(`${URL_}/schema`)).status).toBe(200);
+    const res = await app.get(URL_);
+    expect(res.status).toBe(401);
+    expect(res.body.detail[0].code).toBe('auth.not_authenticated');
+  });
+});
