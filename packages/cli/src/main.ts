@@ -11,7 +11,11 @@ export async function run(argv: string[]): Promise<number> {
   const parser = yargs(argv)
     .scriptName('svc')
     .usage('$0 <command> [options]')
-    .option('base-dir', { type: 'string', default: '.', describe: 'Project directory (.env, svc.yaml, main.*)' })
+    .option('base-dir', {
+      type: 'string',
+      default: '.',
+      describe: 'Project directory (.env, svc.yaml, main.*)',
+    })
     .strict()
     .demandCommand(1, 'Name a command: svc --help lists them.')
     .recommendCommands()
