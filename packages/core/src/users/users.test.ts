@@ -74,6 +74,16 @@ describeEachDatabase('Admin user routes', (database) => {
     });
   });
 
+  it('documents the four admin user routes in the core OpenAPI document', async () => {
+    const res = await app.get('/openapi-core.json');
+    expect(res.status).toBe(200);
+    const paths = res.body.paths as Record<string, Record<string, unknown>>;
+    const list = Object.keys(paths).find((path) => /^\/api\/admin\/user\/?$/.test(path));
+    const one = Object.keys(paths).find((path) => /^\/api\/admin\/user\/\{user_id\}$/.test(path));
+    expect(Object.keys(paths[list!]!)).toContain('get');
+    expect(Object.keys(paths[one!]!).sort()).toEqual(expect.arrayContaining(['delete', 'get', 'patch']));
+  });
+
   describe('GET /admin/user', () => {
     let listed: TestUser[];
     beforeAll(async () => {
