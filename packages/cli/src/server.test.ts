@@ -242,7 +242,12 @@ describe('svc serve: host and port priority', () => {
       ]);
       const dotenv = `SVC_SECRET_KEY=${SECRET}\nSVC_AUTH_DATABASE_URL=file:./auth.db\nSVC_AUTO_CREATE_AUTH_SCHEMA=true\n`;
       const yaml = `host: 127.0.0.1\nport: ${yamlPort}\n`;
-      const cases = [
+      const cases: {
+        expected: number;
+        files: Record<string, string>;
+        env: Record<string, string>;
+        args: string[];
+      }[] = [
         {
           expected: optionPort,
           files: { '.env': `${dotenv}SVC_PORT=${dotenvPort}\n` },
