@@ -16,3 +16,4 @@ export { catalogs } from './kernel/i18n/index.js';
 export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
+export { hashPassword, verifyPassword } from './auth/passwords.js';

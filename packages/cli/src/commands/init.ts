@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { hash } from '@node-rs/argon2';
-import { MIN_SECRET_KEY_LENGTH, loadSettings, readDotenv } from '@svc/core/internal';
+import { MIN_SECRET_KEY_LENGTH, hashPassword, loadSettings, readDotenv } from '@svc/core/internal';
 import { DEFAULT_TARGET, MigrationError, checkSchema, createRevision, readChain } from '@svc/migrations';
 import { eq } from 'drizzle-orm';
 import type { CommandModule } from 'yargs';
@@ -23,8 +22,6 @@ const DEFAULT_AUTH_DATABASE_URL = 'file:auth.db';
 /** SPEC "Limits": username length. */
 const USERNAME_MIN = 3;
 const USERNAME_MAX = 150;
-/** OWASP's Argon2id baseline, the same parameters as the auth module: 19 MiB, 2 passes, 1 lane. */
-const ARGON2ID = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 const FIRST_REVISION_MESSAGE = 'initial auth schema';
 
 interface InitArgs {
@@ -164,7 +161,7 @@ async function ensureSuperuser(
     .where(eq((user as { username: never }).username, username));
   if (found.length > 0) return `superuser ${username} exists: left unchanged`;
   const password = await passwordOf(argv, context.settings.password_min_length);
-  const passwordHash = await hash(password, ARGON2ID);
+  const passwordHash = await hashPassword(password);
   const inserted = await orm
     .insert(user)
     .values({
