@@ -56,42 +56,44 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
 
   /** Writes queued batches until the queue is empty; false when the database failed (entries kept). */
   function flush(): Promise<boolean> {
-    flushing ??= (async () => {
-      try {
-        while (queue.length > 0) {
-          const batch = queue.slice(0, batchSize);
-          try {
-            await deps.insertMany(batch);
-          } catch (error) {
-            failures++;
-            const delay = Math.min(RETRY_BASE_MS * 2 ** (failures - 1), RETRY_MAX_MS);
-            deps.log.warn(`activity log: writing ${batch.length} entries failed, retrying in ${delay} ms`, {
-              exc: error,
-              queued: queue.length,
-              attempt: failures,
-            });
-            reportDropped('queue full while the database failed');
-            timer ??= setTimeout(() => {
-              timer = undefined;
-              void flush();
-            }, delay);
-            timer.unref();
-            return false;
-          }
-          // The batch is the head of the queue: entries enqueued meanwhile were appended, drops cut the head.
-          queue = queue.slice(batch.length);
-          if (failures > 0) {
-            deps.log.info('activity log: database writes recovered', { after: failures });
-            reportDropped('queue full while the database failed');
-          }
-          failures = 0;
-        }
-        return true;
-      } finally {
-        flushing = undefined;
-      }
-    })();
+    // `.finally` runs asynchronously, so `flushing` is cleared only after it was assigned (an async IIFE with
+    // an empty queue would finish synchronously and leave a settled promise behind).
+    flushing ??= writeQueued().finally(() => {
+      flushing = undefined;
+    });
     return flushing;
+  }
+
+  async function writeQueued(): Promise<boolean> {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, batchSize);
+      try {
+        await deps.insertMany(batch);
+      } catch (error) {
+        failures++;
+        const delay = Math.min(RETRY_BASE_MS * 2 ** (failures - 1), RETRY_MAX_MS);
+        deps.log.warn(`activity log: writing ${batch.length} entries failed, retrying in ${delay} ms`, {
+          exc: error,
+          queued: queue.length,
+          attempt: failures,
+        });
+        reportDropped('queue full while the database failed');
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          void flush();
+        }, delay);
+        timer.unref();
+        return false;
+      }
+      // The batch is the head of the queue: entries enqueued meanwhile were appended, drops cut the head.
+      queue = queue.slice(batch.length);
+      if (failures > 0) {
+        deps.log.info('activity log: database writes recovered', { after: failures });
+        reportDropped('queue full while the database failed');
+      }
+      failures = 0;
+    }
+    return true;
   }
 
   return {
