@@ -1,0 +1,146 @@
+import { createClient, type RedisClientOptions } from 'redis';
+import type { Logger } from '../kernel/log/logger.js';
+import type { UserChange } from '../kernel/ports.js';
+
+/** Who receives an event, resolved from the SPEC audience table or a project audience. */
+export interface Target {
+  /** Every connected client (`events_public_types`, project audience `all`). */
+  all?: boolean;
+  /** Sockets whose user was a superuser when the connection opened. */
+  superusers?: boolean;
+  /** Sockets of these users. */
+  userIds?: string[];
+  /** Holders of this permission codename (read when the socket opened). */
+  codename?: string;
+}
+
+/** What travels between processes: an event (frame serialised once by the emitter) or a user change. */
+export type BusMessage =
+  { kind: 'event'; target: Target; frame: string } | { kind: 'user'; userId: string; change: UserChange };
+
+/** Carries messages to every process's sockets (this one included). */
+export interface EventBus {
+  /** True when other processes receive what is published (Redis). */
+  readonly shared: boolean;
+  publish(message: BusMessage): void;
+  close(): Promise<void>;
+}
+
+/** With the in-process cache there is no other process to reach: deliver here at once. */
+export function createLocalBus(deliver: (message: BusMessage) => void): EventBus {
+  return {
+    shared: false,
+    publish: deliver,
+    async close() {},
+  };
+}
+
+/** A command that gets no answer within this time fails (a hung Redis must not hang emitters). */
+const COMMAND_TIMEOUT_MS = 2_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
+export interface RedisBusOptions {
+  /** `cache_url` (redis://, rediss:// or unix://). */
+  url: string;
+  /** `<cache_prefix>events`. */
+  channel: string;
+  log: Logger;
+  /** Called for every message that arrives on the channel, including this process's own. */
+  deliver(message: BusMessage): void;
+}
+
+/**
+ * Fan-out across workers and hosts: every message is published on one Redis channel through a dedicated
+ * publisher connection and delivered only from a dedicated subscriber connection, so each process (the
+ * emitter included) delivers each event exactly once. The subscriber re-subscribes on reconnect; while Redis
+ * is down, published events are lost and logged (sockets stay open).
+ */
+export async function createRedisBus(options: RedisBusOptions): Promise<EventBus> {
+  const { channel, log } = options;
+  const publisher = createClient({
+    ...connectionOptions(options.url),
+    disableOfflineQueue: true,
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+  });
+  const subscriber = publisher.duplicate({ disableOfflineQueue: false });
+  for (const [role, client] of [
+    ['publisher', publisher],
+    ['subscriber', subscriber],
+  ] as const) {
+    let healthy = true; // log the first failure, then stay quiet until the connection is back
+    client.on('error', (error: unknown) => {
+      if (healthy) log.error(`event bus ${role} connection failed`, { exc: error });
+      healthy = false;
+    });
+    client.on('ready', () => {
+      if (!healthy) log.info(`event bus ${role} connection restored`);
+      healthy = true;
+    });
+  }
+  const onMessage = (text: string) => {
+    let message: BusMessage;
+    try {
+      message = JSON.parse(text) as BusMessage;
+    } catch (error) {
+      log.warn('event bus: unreadable message ignored', { error: String(error) });
+      return;
+    }
+    try {
+      options.deliver(message);
+    } catch (error) {
+      log.error('event delivery failed', { exc: error });
+    }
+  };
+  // Wait for the first connection attempt only: a Redis that starts later is picked up by the reconnect.
+  await Promise.all([firstAttempt(publisher), firstAttempt(subscriber)]);
+  const subscribed = subscriber.subscribe(channel, onMessage).catch((error: unknown) => {
+    log.error('event bus subscription failed', { exc: error });
+  });
+  if (subscriber.isReady) await subscribed;
+
+  return {
+    shared: true,
+    publish(message) {
+      publisher.publish(channel, JSON.stringify(message)).catch((error: unknown) => {
+        log.error('event publish failed: the event is lost', { exc: error, kind: message.kind });
+      });
+    },
+    async close() {
+      for (const client of [subscriber, publisher]) {
+        try {
+          if (client.isReady) await client.close();
+          else if (client.isOpen) client.destroy();
+        } catch {
+          client.destroy();
+        }
+      }
+    },
+  };
+}
+
+function firstAttempt(client: ReturnType<typeof createClient>): Promise<void> {
+  const settled = new Promise<void>((resolve) => {
+    client.once('ready', resolve);
+    client.once('error', () => resolve());
+  });
+  client.connect().catch(() => undefined);
+  return settled;
+}
+
+/** Client options for a `cache_url`; the `redis` client parses redis:// and rediss:// but not unix://. */
+function connectionOptions(url: string): RedisClientOptions {
+  const socket = {
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, MAX_RECONNECT_DELAY_MS),
+  };
+  if (!url.startsWith('unix:')) return { url, socket };
+  const parsed = new URL(url);
+  const database = parsed.searchParams.get('db');
+  return {
+    socket: { ...socket, path: decodeURIComponent(parsed.pathname) },
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(database ? { database: Number(database) } : {}),
+  };
+}

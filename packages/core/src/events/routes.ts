@@ -1,0 +1,25 @@
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { defineRouter, type Router } from '../kernel/router.js';
+import { EVENTS_PREFIX, TICKET_TTL_SECONDS } from './constants.js';
+import { TicketOut } from './schemas.js';
+import type { TicketStore } from './tickets.js';
+
+/** The ticket route of SPEC "Event routes" (router name `events` for `disable_core_routers`). */
+export function createEventsRouter(tickets: TicketStore): Router {
+  const events = defineRouter({ prefix: EVENTS_PREFIX, name: 'events', tags: ['events'] });
+  events.post(
+    '/ticket',
+    {
+      summary: 'Issue a one-time WebSocket ticket',
+      description: 'Open `/core/events/ws?ticket=<ticket>` within 30 seconds; a ticket is valid once.',
+      response: TicketOut,
+      envelope: false, // SPEC "Event routes": not enveloped
+    },
+    async (ctx): Promise<TicketOut> => {
+      // Only reachable without a user under global_noauth: a ticket must name a user.
+      if (!ctx.user) throw new SvcError('auth.not_authenticated');
+      return { ticket: await tickets.issue(ctx.user.id), expires_in: TICKET_TTL_SECONDS };
+    },
+  );
+  return events;
+}

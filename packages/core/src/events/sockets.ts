@@ -1,0 +1,340 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { Settings } from '../kernel/config/schema.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { ActivityReader, Authenticator, PermissionResolver, UserChange } from '../kernel/ports.js';
+import type { Target } from './bus.js';
+import {
+  BACKPRESSURE_TERMINATE_MS,
+  CLOSE_CODES,
+  MAX_CLIENT_FRAME_BYTES,
+  SNAPSHOT_SIZE,
+} from './constants.js';
+import type { TicketStore } from './tickets.js';
+
+/** The user fields a socket is checked against (SPEC "WebSocket connection"). */
+export interface SocketUser {
+  id: string;
+  isActive: boolean;
+  isSuperuser: boolean;
+  passwordChangedAt: Date | null;
+}
+
+/** What the socket server needs. */
+export interface EventSocketsDeps {
+  /** Full path of the WebSocket route (`/api` + `api_v1_prefix` + `/core/events/ws`). */
+  path: string;
+  /** `events_broadcast_enabled`: when false a handshake to `path` gets HTTP 403 (SPEC "Event routes"). */
+  enabled: boolean;
+  settings: Pick<Settings, 'events_allow_query_token'>;
+  log: Logger;
+  tickets: TicketStore;
+  /** Reads the user from the auth database (undefined when deleted). */
+  loadUser(userId: string): Promise<SocketUser | undefined>;
+  authenticator(): Authenticator | undefined;
+  permissions(): PermissionResolver | undefined;
+  activity(): ActivityReader | undefined;
+  /** Interval of the user re-check and `ping` (SPEC "Limits": 30 seconds). */
+  pingIntervalMs: number;
+  /** Unread bytes after which a client is dropped (back-pressure). */
+  maxBufferedBytes: number;
+}
+
+interface Connection {
+  ws: WebSocket;
+  userId: string;
+  /** SPEC "Event types and audience": superuser membership is the one held when the connection opened. */
+  isSuperuser: boolean;
+  passwordChangedAt: number | null;
+  /** Effective permission codenames read at open (project audience `permission`). */
+  permissions: ReadonlySet<string>;
+  /** Events that arrived before the snapshot was sent; null once it was. */
+  pending: { target: Target; frame: string }[] | null;
+  timer?: NodeJS.Timeout;
+  checking: boolean;
+  closed: boolean;
+}
+
+/** The frame sent at every check (SPEC "Frame format": no timestamp). */
+const PING_FRAME = JSON.stringify({ type: 'ping' });
+/** Events queued for a socket whose snapshot is still being read; beyond this it is a slow open. */
+const MAX_PENDING_FRAMES = 1_000;
+/** On shutdown, sockets that did not finish the close handshake by then are cut. */
+const SHUTDOWN_TERMINATE_MS = 2_000;
+
+// SPEC "Frame format": a missing activity table is warned about once per process, not per connection.
+let warnedMissingActivityTable = false;
+
+const CHANGE_CLOSE_CODES: Record<UserChange, number> = {
+  deleted: CLOSE_CODES.unauthorized,
+  deactivated: CLOSE_CODES.unauthorized,
+  password_changed: CLOSE_CODES.unauthorized,
+  superuser_changed: CLOSE_CODES.forbidden,
+};
+
+/**
+ * The event WebSocket (SPEC "WebSocket connection", "Connection rules"): upgrades on one path of the HTTP
+ * server, authenticates after the handshake (ticket, or legacy `?token=`), sends the snapshot, re-checks the
+ * user and pings on a fixed interval, and delivers event frames to the matching sockets.
+ */
+export function createEventSockets(deps: EventSocketsDeps) {
+  const { log } = deps;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_CLIENT_FRAME_BYTES,
+    clientTracking: true,
+  });
+  const all = new Set<Connection>();
+  const byUser = new Map<string, Set<Connection>>();
+  let shuttingDown = false;
+
+  function refuseHandshake(socket: Duplex, status: 403 | 404 | 503): void {
+    const reason = { 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status];
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  }
+
+  function onUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== deps.path) {
+      // Another listener may own that path; alone, we answer what the HTTP side would: no such route.
+      if (server.listenerCount('upgrade') === 1) refuseHandshake(socket, 404);
+      return;
+    }
+    if (!deps.enabled) return refuseHandshake(socket, 403); // SPEC "Event routes"
+    if (shuttingDown) return refuseHandshake(socket, 503);
+    socket.on('error', () => undefined); // a reset during the handshake must not crash the process
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', (error) => log.debug('event socket error', { error: String(error) }));
+      open(ws, url.searchParams).catch((error: unknown) => {
+        log.error('event socket failed to open', { exc: error });
+        closeSocket(ws, CLOSE_CODES.serverError);
+      });
+    });
+  }
+
+  /** SPEC "Authentication" 9: the ticket wins over `token`; `?token=` only with `events_allow_query_token`. */
+  async function authenticate(params: URLSearchParams): Promise<SocketUser | null> {
+    const ticket = params.get('ticket');
+    if (ticket) {
+      const redeemed = await deps.tickets.redeem(ticket); // a cache outage throws: 1011
+      if (!redeemed) return null;
+      const user = await deps.loadUser(redeemed.userId);
+      if (!user || !user.isActive) return null;
+      // SPEC "Authentication" 8: a password change revokes what was issued before it.
+      if (user.passwordChangedAt && user.passwordChangedAt.getTime() > redeemed.issuedAt.getTime())
+        return null;
+      return user;
+    }
+    const token = params.get('token');
+    if (!token || !deps.settings.events_allow_query_token) return null;
+    const authenticator = deps.authenticator();
+    if (!authenticator) return null;
+    try {
+      // Throws the 401s of SPEC "Authentication" 3 (a refresh token: wrong type) and 400 user.disabled.
+      const user = await authenticator.authenticate(token);
+      return {
+        id: user.id,
+        isActive: user.isActive,
+        isSuperuser: user.isSuperuser,
+        passwordChangedAt: user.passwordChangedAt,
+      };
+    } catch (error) {
+      if (error instanceof SvcError && error.status < 500) return null;
+      throw error;
+    }
+  }
+
+  async function open(ws: WebSocket, params: URLSearchParams): Promise<void> {
+    const user = await authenticate(params);
+    if (!user) return closeSocket(ws, CLOSE_CODES.unauthorized);
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (shuttingDown) return closeSocket(ws, CLOSE_CODES.goingAway);
+    const conn: Connection = {
+      ws,
+      userId: user.id,
+      isSuperuser: user.isSuperuser,
+      passwordChangedAt: user.passwordChangedAt?.getTime() ?? null,
+      permissions: new Set(),
+      pending: [],
+      checking: false,
+      closed: false,
+    };
+    // Registered before the slow reads below so that a user change or an event in between is not missed.
+    register(conn);
+    ws.on('close', () => unregister(conn));
+    conn.permissions = await permissionsOf(user);
+    const snapshot = await snapshotOf(conn);
+    if (conn.closed) return;
+    send(conn, JSON.stringify({ type: 'snapshot', data: snapshot }));
+    const pending = conn.pending ?? [];
+    conn.pending = null;
+    for (const { target, frame } of pending) if (matches(conn, target)) send(conn, frame);
+    // SPEC "Connection rules" 3: the deadline is absolute, counted from open, not reset by traffic.
+    conn.timer = setInterval(() => void recheck(conn), deps.pingIntervalMs);
+    conn.timer.unref();
+  }
+
+  async function permissionsOf(user: SocketUser): Promise<ReadonlySet<string>> {
+    const resolver = deps.permissions();
+    if (!resolver) return new Set();
+    try {
+      return new Set(await resolver.effectivePermissions(user.id));
+    } catch (error) {
+      log.error('event socket: permissions could not be read; permission audiences will skip it', {
+        exc: error,
+      });
+      return new Set();
+    }
+  }
+
+  /** SPEC "Frame format": superusers get the last 20 activity entries, oldest first; others an empty list. */
+  async function snapshotOf(conn: Connection): Promise<Record<string, unknown>[]> {
+    if (!conn.isSuperuser) return [];
+    const reader = deps.activity();
+    if (!reader) return [];
+    const entries = await reader.recent(SNAPSHOT_SIZE);
+    if (entries === null) {
+      if (!warnedMissingActivityTable) {
+        warnedMissingActivityTable = true;
+        log.warn('the activity log table does not exist: event snapshots are empty');
+      }
+      return [];
+    }
+    return entries;
+  }
+
+  /** SPEC "Connection rules" 3: re-read the user, ping, close 4401/4403 on a change; a failing check keeps it. */
+  async function recheck(conn: Connection): Promise<void> {
+    if (conn.closed || conn.checking) return;
+    conn.checking = true;
+    try {
+      const user = await deps.loadUser(conn.userId);
+      if (conn.closed) return;
+      if (!user || !user.isActive || (user.passwordChangedAt?.getTime() ?? null) !== conn.passwordChangedAt) {
+        return close(conn, CLOSE_CODES.unauthorized);
+      }
+      if (user.isSuperuser !== conn.isSuperuser) return close(conn, CLOSE_CODES.forbidden);
+    } catch (error) {
+      log.error('event socket user check failed; the connection stays open', {
+        exc: error,
+        userId: conn.userId,
+      });
+    } finally {
+      conn.checking = false;
+    }
+    send(conn, PING_FRAME);
+  }
+
+  function register(conn: Connection): void {
+    all.add(conn);
+    let set = byUser.get(conn.userId);
+    if (!set) byUser.set(conn.userId, (set = new Set()));
+    set.add(conn);
+  }
+
+  function unregister(conn: Connection): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    if (conn.timer) clearInterval(conn.timer);
+    all.delete(conn);
+    const set = byUser.get(conn.userId);
+    set?.delete(conn);
+    if (set?.size === 0) byUser.delete(conn.userId);
+  }
+
+  function close(conn: Connection, code: number): void {
+    unregister(conn);
+    closeSocket(conn.ws, code);
+  }
+
+  function closeSocket(ws: WebSocket, code: number): void {
+    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code);
+  }
+
+  function send(conn: Connection, frame: string): void {
+    if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.ws.bufferedAmount > deps.maxBufferedBytes) return dropSlowClient(conn);
+    conn.ws.send(frame);
+  }
+
+  /** Back-pressure: a client that does not read is closed (1013) instead of buffering without bound. */
+  function dropSlowClient(conn: Connection): void {
+    log.warn('event socket closed: the client does not read its events', {
+      userId: conn.userId,
+      bufferedBytes: conn.ws.bufferedAmount,
+    });
+    close(conn, CLOSE_CODES.tryAgainLater);
+    // The close frame waits behind the unread data; do not hold that memory for ws's 30-second timeout.
+    setTimeout(() => conn.ws.terminate(), BACKPRESSURE_TERMINATE_MS).unref();
+  }
+
+  function matches(conn: Connection, target: Target): boolean {
+    if (target.all) return true;
+    if (target.superusers && conn.isSuperuser) return true;
+    if (target.userIds?.includes(conn.userId)) return true;
+    if (target.codename !== undefined) return conn.isSuperuser || conn.permissions.has(target.codename);
+    return false;
+  }
+
+  return {
+    /** Handles upgrades of the HTTP server; closes the sockets when the server starts closing. */
+    attach(server: Server): void {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        onUpgrade(server, req, socket, head),
+      );
+      // Upgraded sockets keep `server.close()` from finishing and are not cut by closeAllConnections(), while
+      // the app closes the server before module shutdown: close them (1001) as soon as the server stops.
+      const closeServer = server.close.bind(server);
+      server.close = ((callback?: (error?: Error) => void) => {
+        closeAll();
+        return closeServer(callback);
+      }) as Server['close'];
+    },
+
+    /** Sends one serialised frame to every socket the target selects. */
+    deliver(target: Target, frame: string): void {
+      const onlyUsers = !target.all && !target.superusers && target.codename === undefined;
+      const candidates = onlyUsers
+        ? (target.userIds ?? []).flatMap((id) => [...(byUser.get(id) ?? [])])
+        : all;
+      for (const conn of candidates) {
+        if (!matches(conn, target)) continue;
+        if (conn.pending) {
+          if (conn.pending.length >= MAX_PENDING_FRAMES) dropSlowClient(conn);
+          else conn.pending.push({ target, frame });
+        } else send(conn, frame);
+      }
+    },
+
+    /** SPEC "WebSocket connection": closes the user's sockets at once (4401, or 4403 for superuser status). */
+    userChanged(userId: string, change: UserChange): void {
+      for (const conn of [...(byUser.get(userId) ?? [])]) close(conn, CHANGE_CLOSE_CODES[change]);
+    },
+
+    /** Open, authenticated sockets. */
+    get size(): number {
+      return all.size;
+    },
+
+    /** Graceful shutdown: every socket gets 1001; those that do not answer are cut shortly after. */
+    async shutdown(): Promise<void> {
+      closeAll();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+
+  function closeAll(): void {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    for (const conn of [...all]) unregister(conn);
+    for (const ws of wss.clients) closeSocket(ws, CLOSE_CODES.goingAway);
+    const timer = setTimeout(() => {
+      for (const ws of wss.clients) ws.terminate();
+    }, SHUTDOWN_TERMINATE_MS);
+    timer.unref();
+  }
+}
+
+export type EventSockets = ReturnType<typeof createEventSockets>;

@@ -1,0 +1,111 @@
+import { WebSocket } from 'ws';
+
+/** A parsed frame of the event stream. */
+export interface Frame {
+  type: string;
+  timestamp?: string;
+  data?: any;
+}
+
+/** A `ws` client on the event route that records frames and the close code (tests only). */
+export interface TestSocket {
+  ws: WebSocket;
+  frames: Frame[];
+  /** Resolves with the close code once the connection is closed. */
+  closed: Promise<number>;
+  /** The first recorded frame (now or later) that matches; rejects after `timeoutMs`. */
+  waitFor(predicate: (frame: Frame) => boolean, timeoutMs?: number): Promise<Frame>;
+  close(): Promise<number>;
+}
+
+/** `ws://…/api/core/events/ws?<query>` of a test app's `http://` URL. */
+export function eventsUrl(
+  baseUrl: string,
+  query: Record<string, string> = {},
+  path = '/api/core/events/ws',
+): string {
+  const search = new URLSearchParams(query).toString();
+  return `${baseUrl.replace(/^http/, 'ws')}${path}${search ? `?${search}` : ''}`;
+}
+
+/** Opens a socket; resolves once the handshake is accepted (the server closes unauthorised ones after it). */
+export function openSocket(url: string): Promise<TestSocket> {
+  const ws = new WebSocket(url);
+  const frames: Frame[] = [];
+  const waiters = new Set<{ predicate: (frame: Frame) => boolean; resolve(frame: Frame): void }>();
+  ws.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as Frame;
+    frames.push(frame);
+    for (const waiter of [...waiters]) {
+      if (waiter.predicate(frame)) {
+        waiters.delete(waiter);
+        waiter.resolve(frame);
+      }
+    }
+  });
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    ws.once('error', reject);
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
+    ws.once('open', () => {
+      ws.off('error', reject);
+      ws.on('error', () => undefined);
+      resolve({
+        ws,
+        frames,
+        closed,
+        waitFor(predicate, timeoutMs = 5_000) {
+          const found = frames.find(predicate);
+          if (found) return Promise.resolve(found);
+          return new Promise<Frame>((resolveFrame, rejectFrame) => {
+            const waiter = {
+              predicate,
+              resolve: (frame: Frame) => {
+                clearTimeout(timer);
+                resolveFrame(frame);
+              },
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(waiter);
+              rejectFrame(
+                new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames)}`),
+              );
+            }, timeoutMs);
+            waiters.add(waiter);
+          });
+        },
+        close() {
+          if (ws.readyState === WebSocket.OPEN) ws.close(1000);
+          return closed;
+        },
+      });
+    });
+  });
+}
+
+/** The HTTP status a refused handshake gets. */
+export function handshakeStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+      ws.terminate();
+    });
+    ws.once('open', () => {
+      ws.terminate();
+      reject(new Error('the handshake was accepted'));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+/** Resolves with the close code, or rejects when the socket is still open after `timeoutMs`. */
+export function closeCodeWithin(socket: TestSocket, timeoutMs: number): Promise<number> {
+  return Promise.race([
+    socket.closed,
+    new Promise<number>((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`still open after ${timeoutMs} ms`)), timeoutMs).unref(),
+    ),
+  ]);
+}
