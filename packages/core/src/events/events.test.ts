@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { z } from 'zod';
-import { coreModules } from '../app/modules.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { Audience } from '../kernel/ports.js';
-import { defineRouter } from '../kernel/router.js';
 import {
   describeEachDatabase,
   startTestApp,
@@ -12,49 +9,18 @@ import {
   type TestClient,
   type TestUser,
 } from '../testing/index.js';
-import { createEventsModule, type EventsModuleOptions } from './index.js';
 import type { EventsTables } from './tables.js';
 import {
   closeCodeWithin,
   eventsUrl,
   handshakeStatus,
   openSocket,
+  projectRouter,
+  ticketOf,
+  withEvents,
   type Frame,
   type TestSocket,
-} from './test-socket.js';
-
-/** The core modules with the events module tuned for tests (short ping interval, small buffers, a clock). */
-export function withEvents(options: EventsModuleOptions) {
-  return coreModules.map((module) => (module.name === 'events' ? createEventsModule(options) : module));
-}
-
-/** A project router whose route emits whatever the test asks for through `ctx.emit`. */
-export function projectRouter() {
-  const project = defineRouter({ prefix: '/project', name: 'project' });
-  project.post(
-    '/emit',
-    {
-      body: z.object({
-        type: z.string(),
-        data: z.record(z.string(), z.unknown()),
-        audience: z.any().optional(),
-        repeat: z.number().int().min(1).max(1000).default(1),
-      }),
-    },
-    (ctx) => {
-      for (let i = 0; i < ctx.body.repeat; i++)
-        ctx.emit(ctx.body.type, ctx.body.data, ctx.body.audience as Audience);
-      return { emitted: ctx.body.repeat };
-    },
-  );
-  return project;
-}
-
-export async function ticketOf(client: TestClient): Promise<string> {
-  const res = await client.post('/api/core/events/ticket');
-  if (res.status !== 200) throw new Error(`ticket: ${res.status} ${res.text}`);
-  return res.body.ticket as string;
-}
+} from './testing.contract.js';
 
 const is = (type: string) => (frame: Frame) => frame.type === type;
 

@@ -1,4 +1,12 @@
 import { WebSocket } from 'ws';
+import { z } from 'zod';
+import { coreModules } from '../app/modules.js';
+import type { Audience } from '../kernel/ports.js';
+import { defineRouter } from '../kernel/router.js';
+import type { TestClient } from '../testing/index.js';
+import { createEventsModule, type EventsModuleOptions } from './index.js';
+
+// Shared by the event tests (excluded from the build like every *.contract.ts).
 
 /** A parsed frame of the event stream. */
 export interface Frame {
@@ -108,4 +116,37 @@ export function closeCodeWithin(socket: TestSocket, timeoutMs: number): Promise<
       setTimeout(() => reject(new Error(`still open after ${timeoutMs} ms`)), timeoutMs).unref(),
     ),
   ]);
+}
+
+/** The core modules with the events module tuned for tests (short ping interval, small buffers, a clock). */
+export function withEvents(options: EventsModuleOptions) {
+  return coreModules.map((module) => (module.name === 'events' ? createEventsModule(options) : module));
+}
+
+/** A project router whose route emits whatever the test asks for through `ctx.emit`. */
+export function projectRouter() {
+  const project = defineRouter({ prefix: '/project', name: 'project' });
+  project.post(
+    '/emit',
+    {
+      body: z.object({
+        type: z.string(),
+        data: z.record(z.string(), z.unknown()),
+        audience: z.any().optional(),
+        repeat: z.number().int().min(1).max(1000).default(1),
+      }),
+    },
+    (ctx) => {
+      for (let i = 0; i < ctx.body.repeat; i++)
+        ctx.emit(ctx.body.type, ctx.body.data, ctx.body.audience as Audience);
+      return { emitted: ctx.body.repeat };
+    },
+  );
+  return project;
+}
+
+export async function ticketOf(client: TestClient): Promise<string> {
+  const res = await client.post('/api/core/events/ticket');
+  if (res.status !== 200) throw new Error(`ticket: ${res.status} ${res.text}`);
+  return res.body.ticket as string;
 }
