@@ -102,9 +102,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<EventBus
   return {
     shared: true,
     publish(message) {
-      publisher.publish(channel, JSON.stringify(message)).catch((error: unknown) => {
+      // Emitters (login, admin routes) must never fail because Redis is down: the event is lost and logged.
+      const lost = (error: unknown) =>
         log.error('event publish failed: the event is lost', { exc: error, kind: message.kind });
-      });
+      try {
+        publisher.publish(channel, JSON.stringify(message)).catch(lost);
+      } catch (error) {
+        lost(error);
+      }
     },
     async close() {
       for (const client of [subscriber, publisher]) {

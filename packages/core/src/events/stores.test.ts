@@ -122,3 +122,31 @@ describeEachDatabase('event snapshot without the activity table', (database) => 
     expect(missingTableWarnings).toHaveLength(1);
   });
 });
+
+describeEachDatabase('event emission while Redis is unreachable', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      // The event bus cannot reach Redis; the ticket store is the database, so sockets still open.
+      settings: { events_broadcast_enabled: true, cache_url: 'redis://127.0.0.1:1' },
+      routers: [projectRouter()],
+    });
+  });
+  afterAll(() => app.close());
+
+  it('keeps emitting routes working and the sockets open (the events are lost and logged)', async () => {
+    await app.createUser({ username: 'offline', isSuperuser: true });
+    // Log in through the port (it emits `login`, which cannot be published): HTTP login may need the cache.
+    const superuser = await app.app.runtime.ports.get('authenticator').firstSuperuser();
+    const token = await app.app.runtime.ports.get('loginGuard').completeLogin(superuser!);
+    expect(token.access_token).toEqual(expect.any(String));
+    const client = app.as(token.access_token);
+    const socket = await openSocket(eventsUrl(app.url, { ticket: await ticketOf(client) }));
+    await socket.waitFor(is('snapshot'));
+    const res = await client.post('/api/project/emit', { type: 'lost', data: {}, audience: { kind: 'all' } });
+    expect(res.status).toBe(200);
+    expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+    await socket.close();
+  });
+});
