@@ -1,19 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isWatchedFile } from './commands/dev.js';
 import { serveArgvOf, settingsOverridesOf, trustProxyOf } from './commands/serve.js';
 import { resolveAppSpec } from './load-app.js';
+import { CLI_DIR, spawnCli } from './testing/cli-process.js';
 
-// `svc serve` and `svc dev` as real processes: `node --import tsx src/bin.ts …` with cwd packages/cli (where
-// tsx is installed). TSX_TSCONFIG_PATH points tsx at the typecheck tsconfig, whose `paths` map `@svc/core` to
-// its sources: the CLI and the temporary projects run the current code, no `pnpm build` needed.
-const CLI_DIR = fileURLToPath(new URL('..', import.meta.url));
-const REPO_DIR = fileURLToPath(new URL('../../..', import.meta.url));
+// `svc serve` and `svc dev` as real processes (the built CLI when fresh, else the sources through tsx:
+// testing/cli-process.ts).
 const TMP_DIR = join(CLI_DIR, '.tmp-test');
 const STARTUP_MS = 90_000; // tsx compiles the core on a busy 2-core machine
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -77,14 +74,8 @@ interface CliProcess {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const cleanEnv = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith('SVC_') && key !== 'FORWARDED_ALLOW_IPS'),
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], {
-    cwd: CLI_DIR,
-    env: { ...cleanEnv, TSX_TSCONFIG_PATH: join(REPO_DIR, 'tsconfig.typecheck.json'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(args, { cwd: CLI_DIR, env });
+  child.stdin.end();
   processes.push(child);
   let stderr = '';
   const listeners = new Set<() => void>();

@@ -1,43 +1,19 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { createAuthSchema } from '@svc/core';
 import { buildAuthSchema, createLogger, loadSettings, openDatabase } from '@svc/core/internal';
 import { describeEachDatabase } from '@svc/core/testing';
+import { runCli, type CliResult } from '../testing/cli-process.js';
 
-const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-const CLI_DIR = join(REPO_DIR, 'packages/cli');
 const DAY_MS = 86_400_000;
 const OLD_ENTRIES = 12_000; // more than two purge batches of 5,000
 const CLI_TIMEOUT = 120_000;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real program from its sources: `node --import tsx packages/cli/src/bin.ts …` (no build needed). */
-function svc(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const loader = join(realpathSync(join(CLI_DIR, 'node_modules/tsx')), 'dist/loader.mjs');
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SVC_')));
-  const child = spawn(process.execPath, ['--import', loader, join(CLI_DIR, 'src/bin.ts'), ...args], {
-    cwd: REPO_DIR,
-    env: { ...clean, TSX_TSCONFIG_PATH: join(REPO_DIR, 'tsconfig.typecheck.json'), ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolvePromise, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-  });
-}
+/** The real program (built when fresh, else its sources through tsx). */
+const svc = (args: string[], env: Record<string, string> = {}): Promise<CliResult> => runCli(args, { env });
 
 const silent = createLogger({
   level: 'CRITICAL',

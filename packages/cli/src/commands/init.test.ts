@@ -1,47 +1,21 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { verify } from '@node-rs/argon2';
 import { createPostgresDatabase, TEST_POSTGRES_URL, reportSkipped } from '@svc/core/testing';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
+import { CLI_DIR, runCli, spawnCli, type CliResult } from '../testing/cli-process.js';
 
-// The real CLI on the TypeScript sources: `node --import tsx src/bin.ts` with TSX_TSCONFIG_PATH pointing at the
-// typecheck tsconfig, whose `paths` map @svc/core and @svc/migrations to their sources (no build needed).
-const CLI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const REPO_DIR = join(CLI_DIR, '..', '..');
+// The real CLI (built when fresh, else the sources through tsx: testing/cli-process.ts).
 const TMP_DIR = join(CLI_DIR, '.tmp-test');
 const PASSWORD = 'correct-horse-battery';
 const CLI_TIMEOUT = 120_000;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_') && k !== 'FORWARDED_ALLOW_IPS'),
-);
-
 function svc(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(CLI_DIR, 'src', 'bin.ts'), ...args], {
-      cwd,
-      env: { ...cleanEnv, TSX_TSCONFIG_PATH: join(REPO_DIR, 'tsconfig.typecheck.json'), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-  });
+  return runCli(args, { cwd, env });
 }
 
 /** A project under packages/cli/.tmp-test (inside the repo, so `@svc/core` resolves) with a main.mjs. */
@@ -320,24 +294,83 @@ describe('svc init refusals and options', () => {
   );
 
   it(
+    'serve on a database without tables says how to create them, in one line',
+    async () => {
+      const dir = project();
+      writeFileSync(
+        join(dir, '.env'),
+        `SVC_SECRET_KEY=${'s'.repeat(40)}\nSVC_AUTH_DATABASE_URL=file:auth.db\n`,
+      );
+      const result = await svc(dir, ['serve', '--port', String(await freePort())]);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^svc: the auth database has no tables yet .*run `svc init` or `svc migrations upgrade`/,
+        ),
+      ]);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    'serve warns when the auth database is behind the head revision',
+    async () => {
+      const dir = project();
+      expect((await svc(dir, ['init', '--no-user'])).code).toBe(0);
+      // A hand-written revision the database has not seen (the format is meant to be edited by people).
+      const auth = join(dir, 'migrations', 'auth');
+      const first = readdirSync(auth).find((f) => f.endsWith('.sql'))!;
+      const firstId = /^-- id: (\S+)$/m.exec(readFileSync(join(auth, first), 'utf8'))![1];
+      const snapshot = readdirSync(auth).find((f) => f.endsWith('.snapshot.json'))!;
+      writeFileSync(
+        join(auth, '29991231235959_beef_extra_table.sql'),
+        [
+          '-- svc migration revision',
+          '-- id: 29991231235959_beef',
+          `-- parent: ${firstId}`,
+          '-- message: extra table',
+          '-- dialect: sqlite',
+          '-- created: 2999-12-31T23:59:59.000Z',
+          `-- snapshot: ${snapshot}`,
+          '',
+          '-- +svc upgrade',
+          'CREATE TABLE extra_thing (id integer);',
+          '',
+          '-- +svc downgrade',
+          'DROP TABLE extra_thing;',
+          '',
+        ].join('\n'),
+      );
+      const child = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
+        cwd: dir,
+      });
+      child.stdin.end();
+      try {
+        const text = await new Promise<string>((resolveText, reject) => {
+          let seen = '';
+          child.stderr.on('data', (d: Buffer) => {
+            seen += d;
+            if (/listening on/.test(seen)) resolveText(seen);
+          });
+          child.on('close', () => reject(new Error(`serve exited: ${seen}`)));
+        });
+        expect(text).toMatch(/the auth database is behind: 1 revision\(s\) of migrations\/auth not applied/);
+        expect(text).toMatch(/svc migrations upgrade --target-name auth/);
+      } finally {
+        child.kill('SIGTERM');
+      }
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
     'init then serve: the superuser logs in on the file database',
     async () => {
       const dir = project();
       expect((await svc(dir, ['init', '--username', 'boss', '--password', PASSWORD])).code).toBe(0);
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(CLI_DIR, 'src', 'bin.ts'),
-          'serve',
-          '--port',
-          String(await freePort()),
-          '--log-level',
-          'warning',
-        ],
-        { cwd: dir, env: { ...cleanEnv, TSX_TSCONFIG_PATH: join(REPO_DIR, 'tsconfig.typecheck.json') } },
-      );
+      const child = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
+        cwd: dir,
+      });
       try {
         const url = await new Promise<string>((resolveUrl, reject) => {
           let text = '';

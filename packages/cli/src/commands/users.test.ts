@@ -1,42 +1,14 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { coreTables, createLogger, openDatabase, SettingsSchema, type CoreTables } from '@svc/core/internal';
 import { describeEachDatabase, startTestApp, TEST_SECRET_KEY, type TestApp } from '@svc/core/testing';
+import { runCli, type CliResult } from '../testing/cli-process.js';
 
-// The real `svc` program from its TypeScript sources: tsx resolves @svc/* through the typecheck paths, so no
-// build is needed.
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-const BIN = join(REPO, 'packages/cli/src/bin.ts');
-const TSX_LOADER = join(realpathSync(join(REPO, 'packages/cli/node_modules/tsx')), 'dist/loader.mjs');
-const CLI_TIMEOUT_MS = 120_000; // two cores shared by every suite: a cold tsx start can take seconds
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+const CLI_TIMEOUT_MS = 120_000;
 
 /** Runs `svc <args>` in a child process; `stdin` is piped (not a TTY) and closed after `input`. */
-function svc(args: string[], input = ''): Promise<CliResult> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('SVC_') && value !== undefined) env[key] = value;
-  }
-  env.TSX_TSCONFIG_PATH = join(REPO, 'tsconfig.typecheck.json');
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, BIN, ...args], { cwd: REPO, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const svc = (args: string[], input = ''): Promise<CliResult> => runCli(args, { input });
 
 /** The last stderr line without the prompts a piped run prints. */
 const errorLine = (result: CliResult) =>

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcessWithoutNullStreams, type SpawnOptions } from 'node:child_process';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root and the CLI package directory. */
+export const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const CLI_DIR = join(REPO_DIR, 'packages/cli');
+
+const PACKAGES = ['core', 'migrations', 'cli'];
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+      newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+/**
+ * Whether the compiled packages are at least as new as their sources. CI always builds first (the README's
+ * test command), so CLI tests run the built program there; during development a stale build falls back to
+ * the sources through tsx, which is correct but costs seconds per start.
+ */
+function distIsFresh(): boolean {
+  return PACKAGES.every((name) => {
+    const info = join(REPO_DIR, 'packages', name, 'dist', '.tsbuildinfo');
+    return (
+      existsSync(info) && statSync(info).mtimeMs >= newestSource(join(REPO_DIR, 'packages', name, 'src'))
+    );
+  });
+}
+
+let mode: { args: string[]; env: Record<string, string> } | undefined;
+
+/** How to start `svc`: the built `dist/bin.js` when fresh, else `src/bin.ts` through tsx. */
+export function cliInvocation(): { args: string[]; env: Record<string, string> } {
+  if (mode) return mode;
+  if (process.env.SVC_CLI_FROM_SOURCE !== '1' && distIsFresh()) {
+    mode = { args: [join(CLI_DIR, 'dist', 'bin.js')], env: {} };
+  } else {
+    const loader = join(realpathSync(join(CLI_DIR, 'node_modules/tsx')), 'dist/loader.mjs');
+    mode = {
+      args: ['--import', loader, join(CLI_DIR, 'src', 'bin.ts')],
+      // The typecheck config maps @svc/* to their sources, so no build is needed.
+      env: { TSX_TSCONFIG_PATH: join(REPO_DIR, 'tsconfig.typecheck.json') },
+    };
+  }
+  return mode;
+}
+
+/** The environment of this process without `SVC_*` and proxy settings, so a test states every setting it uses. */
+export function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('SVC_') && key !== 'FORWARDED_ALLOW_IPS') env[key] = value;
+  }
+  return env;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Written to stdin, which is then closed (not a TTY). */
+  input?: string;
+}
+
+/** Starts `svc <args>` as a child process with piped stdio. */
+export function spawnCli(
+  args: string[],
+  options: RunCliOptions & Omit<SpawnOptions, 'env'> = {},
+): ChildProcessWithoutNullStreams {
+  const { args: prefix, env } = cliInvocation();
+  const { input: _input, env: extraEnv, cwd, ...rest } = options;
+  return spawn(process.execPath, [...prefix, ...args], {
+    ...rest,
+    cwd: cwd ?? REPO_DIR,
+    env: { ...cleanEnv(), ...env, ...(extraEnv ?? {}) },
+    stdio: 'pipe',
+  }) as ChildProcessWithoutNullStreams;
+}
+
+/** Runs `svc <args>` to completion. */
+export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawnCli(args, options);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
