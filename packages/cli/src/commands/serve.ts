@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { App } from '@svc/core';
+import { warnIfBehind } from '@svc/migrations';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { DEFAULT_APP_SPEC, firstLine, loadApp, resolveAppSpec } from '../load-app.js';
@@ -156,8 +157,16 @@ async function startServer(args: ServerArgs): Promise<StartedServer> {
   } catch (error) {
     await app.close().catch(() => undefined);
     if ((error as Error)?.name === 'ConfigError') throw new CliError((error as Error).message);
+    if (/no such table|relation "[^"]+" does not exist/.test(firstLine(error))) {
+      throw new CliError(
+        `the auth database has no tables yet (${firstLine(error)}): run \`svc init\` or \`svc migrations upgrade\`, or set SVC_AUTO_CREATE_AUTH_SCHEMA=true`,
+      );
+    }
     throw new CliError(`cannot start the app: ${firstLine(error)}`);
   }
+  // SPEC "Versioning" 4: an upgrade of the core must never silently leave the database behind. With
+  // several workers the first one says it.
+  if (!cluster.isWorker || cluster.worker?.id === 1) await warnIfBehind(runtime, baseDir);
   try {
     const { url } = await app.listen({ trustProxy });
     return { app, url, docsEnabled: runtime.settings.docs_enabled };
