@@ -10,4 +10,11 @@ import { usersCommand } from './users.js';
  * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
  * makes the process exit with it.
  */
-export const commands: CommandModule<any, any>[] = [serveCommand, devCommand, initCommand, migrationsCommand, usersCommand, auditCommand];
+export const commands: CommandModule<any, any>[] = [
+  serveCommand,
+  devCommand,
+  initCommand,
+  migrationsCommand,
+  usersCommand,
+  auditCommand,
+];
