@@ -94,10 +94,18 @@ export async function createRedisBus(options: RedisBusOptions): Promise<EventBus
   };
   // Wait for the first connection attempt only: a Redis that starts later is picked up by the reconnect.
   await Promise.all([firstAttempt(publisher), firstAttempt(subscriber)]);
-  const subscribed = subscriber.subscribe(channel, onMessage).catch((error: unknown) => {
-    log.error('event bus subscription failed', { exc: error });
+  // The client re-subscribes by itself after a reconnect; a subscribe that failed while Redis was down at
+  // startup is retried on the next 'ready' (same listener, so the channel never gets it twice).
+  let subscribed = false;
+  const subscribe = () =>
+    subscriber.subscribe(channel, onMessage).then(
+      () => void (subscribed = true),
+      (error: unknown) => log.error('event bus subscription failed', { exc: error }),
+    );
+  subscriber.on('ready', () => {
+    if (!subscribed) void subscribe();
   });
-  if (subscriber.isReady) await subscribed;
+  if (subscriber.isReady) await subscribe();
 
   return {
     shared: true,

@@ -297,7 +297,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
     deliver(target: Target, frame: string): void {
       const onlyUsers = !target.all && !target.superusers && target.codename === undefined;
       const candidates = onlyUsers
-        ? (target.userIds ?? []).flatMap((id) => [...(byUser.get(id) ?? [])])
+        ? new Set((target.userIds ?? []).flatMap((id) => [...(byUser.get(id) ?? [])]))
         : all;
       for (const conn of candidates) {
         if (!matches(conn, target)) continue;
