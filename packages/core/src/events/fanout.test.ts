@@ -1,6 +1,10 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import {
   createPostgresDatabase,
+  createSqliteDatabase,
   reportSkipped,
   startTestApp,
   TEST_POSTGRES_URL,
@@ -129,3 +133,62 @@ describe('event fan-out across two app instances over Redis', () => {
     expect(await socket.waitFor(is('fleet.moved'))).toMatchObject({ data: { ship: 3 } });
   });
 });
+
+describe('event fan-out when Redis starts after the apps', () => {
+  const redisServer = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) =>
+    existsSync(path),
+  );
+  if (!redisServer) {
+    reportSkipped('late Redis fan-out', 'no redis-server binary to start');
+    return;
+  }
+  let created: { url: string; drop(): Promise<void> };
+  let redis: ChildProcess | undefined;
+  let a: TestApp;
+  let b: TestApp;
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    redis?.kill('SIGKILL');
+    await created?.drop();
+  }, 30_000);
+
+  it('subscribes once Redis is up and then delivers across the two apps', async () => {
+    created = createSqliteDatabase();
+    const port = await freePort();
+    const database: TestDatabase = { dialect: 'sqlite', label: 'sqlite', url: created.url };
+    const cache: TestCache = { kind: 'redis', url: `redis://127.0.0.1:${port}`, prefix: 'late:' };
+    const settings = { events_broadcast_enabled: true };
+    a = await startTestApp({ database, cache, settings, routers: [projectRouter()] });
+    b = await startTestApp({ database, cache, settings });
+    await a.createUser({ username: 'root', isSuperuser: true });
+    // HTTP login counts attempts in the cache, which is down: log in through the port.
+    const superuser = await a.app.runtime.ports.get('authenticator').firstSuperuser();
+    const { access_token: token } = await a.app.runtime.ports.get('loginGuard').completeLogin(superuser!);
+    const socket = await openSocket(eventsUrl(b.url, { ticket: await ticketOf(b.as(token)) }));
+    await socket.waitFor(is('snapshot'));
+
+    redis = spawn(redisServer, ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    const deadline = Date.now() + 15_000;
+    while (!socket.frames.some(is('late')) && Date.now() < deadline) {
+      const res = await a
+        .as(token)
+        .post('/api/project/emit', { type: 'late', data: {}, audience: { kind: 'all' } });
+      expect(res.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(socket.frames.some(is('late'))).toBe(true);
+    await socket.close();
+  }, 30_000);
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
