@@ -108,9 +108,12 @@ export const auditCommand: CommandModule<GlobalArgs, GlobalArgs> = {
               type: 'boolean',
               default: false,
               describe: 'Only count what would be deleted',
-            }),
+            })
+            .example('$0 audit purge --days 90', 'Delete entries older than 90 days')
+            .example('$0 audit purge --dry-run', 'Count what activity_log_retention_days would delete'),
         handler: (argv) => purge(argv as AuditPurgeArgs),
       })
+      .example('$0 audit purge --days 90', 'Delete activity log entries older than 90 days')
       .demandCommand(1, 'Name an audit command: purge'),
   handler: () => undefined,
 };

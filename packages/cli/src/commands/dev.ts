@@ -194,7 +194,13 @@ async function runDev(args: ServerArgs): Promise<number> {
 export const devCommand: CommandModule<object, ServerArgs> = {
   command: 'dev',
   describe: 'Start the development server and restart it when a project file changes',
-  builder: (yargs) => withServerOptions(yargs) as unknown as Argv<ServerArgs>,
+  builder: (yargs) =>
+    withServerOptions(yargs)
+      .example('$0 dev', 'Serve main.ts and restart when a .ts, .js, .mjs, .yaml, .yml or .env file changes')
+      .example(
+        '$0 dev --port 9000 --log-level debug',
+        'Another port, verbose logs',
+      ) as unknown as Argv<ServerArgs>,
   async handler(argv) {
     const baseDir = resolveBaseDir(argv.baseDir);
     const isDirectory = await stat(baseDir).then(

@@ -210,7 +210,13 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
         type: 'string',
         default: 'main:app',
         describe: 'Project app (module:export) giving the module list',
-      }) as never,
+      })
+      .example('$0 init --username admin', 'Set up the project; the password is prompted (hidden)')
+      .example("$0 init -u admin --password 'correct-horse-battery'", 'Non-interactive, for scripts and CI')
+      .example(
+        '$0 init --database-url postgres://app:secret@db.internal/app --no-user',
+        'PostgreSQL, no user',
+      ) as never,
   async handler(argv) {
     const baseDir = resolve(argv.baseDir);
     if (!existsSync(baseDir)) throw new CliError(`the project directory ${baseDir} does not exist`);

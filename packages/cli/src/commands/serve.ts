@@ -342,11 +342,22 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   command: 'serve',
   describe: 'Start the production server (no reload)',
   builder: (yargs) =>
-    withServerOptions(yargs).option('workers', {
-      type: 'number',
-      default: 1,
-      describe: 'Worker processes sharing the port (in-process caches are per worker)',
-    }) as unknown as Argv<ServeArgs>,
+    withServerOptions(yargs)
+      .option('workers', {
+        type: 'number',
+        default: 1,
+        describe: 'Worker processes sharing the port (in-process caches are per worker)',
+      })
+      .example(
+        '$0 serve',
+        'Serve the app of main.ts on the configured host and port (default 127.0.0.1:8000)',
+      )
+      .example('$0 serve --host 0.0.0.0 --port 8080 --workers 4', 'Four worker processes on all interfaces')
+      .example('$0 serve --forwarded-allow-ips 10.0.0.0/8', 'Trust X-Forwarded-* from proxies in 10.0.0.0/8')
+      .example(
+        '$0 serve --app src/server:app --log-level warning',
+        'Another module and export; quieter logs',
+      ) as unknown as Argv<ServeArgs>,
   async handler(argv) {
     const workers = argv.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) {

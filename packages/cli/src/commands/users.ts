@@ -280,7 +280,12 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
         type: 'boolean',
         default: false,
         describe: 'Accepted for symmetry with update; the server password_min_length still applies',
-      }) as Argv<CreateArgs>,
+      })
+      .example('$0 users create alice --email alice@example.com', 'Create alice; the password is prompted')
+      .example(
+        '$0 users create ops --superuser --password "$OPS_PASSWORD"',
+        'A superuser, non-interactive',
+      ) as Argv<CreateArgs>,
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
@@ -351,7 +356,10 @@ const updateCommand: CommandModule<GlobalArgs, UpdateArgs> = {
         type: 'boolean',
         default: false,
         describe: `Accept a password shorter than ${CLI_MIN_PASSWORD_LENGTH} characters`,
-      }) as Argv<UpdateArgs>,
+      })
+      .example('$0 users update alice -P', 'New password (prompted): lifts a lock, ends every login')
+      .example('$0 users update alice --staff --no-active', 'Make alice staff and deactivate her')
+      .example("$0 users update alice --email ''", 'Clear the email address') as Argv<UpdateArgs>,
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
@@ -399,12 +407,16 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
   command: 'delete <username>',
   describe: 'Delete a user with their groups, permissions, settings and MFA data',
   builder: (y) =>
-    y.positional('username', { type: 'string', demandOption: true }).option('yes', {
-      alias: 'y',
-      type: 'boolean',
-      default: false,
-      describe: 'Do not ask for confirmation',
-    }) as Argv<DeleteArgs>,
+    y
+      .positional('username', { type: 'string', demandOption: true })
+      .option('yes', {
+        alias: 'y',
+        type: 'boolean',
+        default: false,
+        describe: 'Do not ask for confirmation',
+      })
+      .example('$0 users delete alice', 'Delete alice after a confirmation question')
+      .example('$0 users delete alice --yes', 'Without the question (scripts)') as Argv<DeleteArgs>,
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
@@ -439,7 +451,13 @@ const lsCommand: CommandModule<GlobalArgs, LsArgs> = {
   command: 'ls [filter]',
   describe: 'List users (filter: a substring of username or email)',
   builder: (y) =>
-    y.positional('filter', { type: 'string', describe: 'Substring of username or email' }) as Argv<LsArgs>,
+    y
+      .positional('filter', { type: 'string', describe: 'Substring of username or email' })
+      .example('$0 users ls', 'Every user')
+      .example(
+        '$0 users ls example.com',
+        'Users whose username or email contains example.com',
+      ) as Argv<LsArgs>,
   handler: (argv) =>
     withProject(argv, async (project) => {
       const filter = argv.filter === undefined ? '' : String(argv.filter).trim();
@@ -469,6 +487,8 @@ const lsCommand: CommandModule<GlobalArgs, LsArgs> = {
 const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'encrypt-mfa-secrets',
   describe: 'Encrypt TOTP secrets saved as plain text',
+  builder: (y) =>
+    y.example('$0 users encrypt-mfa-secrets', 'Once, after the upgrade that encrypts TOTP secrets'),
   handler: (argv) =>
     withProject(argv, async (project) => {
       // The MFA feature owns the encryption; it reads its tables by module name like a running app.
@@ -496,6 +516,8 @@ export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(deleteCommand as CommandModule<GlobalArgs, any>)
       .command(lsCommand as CommandModule<GlobalArgs, any>)
       .command(encryptMfaSecretsCommand)
+      .example('$0 users create alice --staff', 'Create a staff user (password prompted)')
+      .example('$0 users ls', 'List users with their flags')
       .demandCommand(1, 'Name a users command: create, update, delete, ls or encrypt-mfa-secrets.'),
   handler: () => undefined,
 };
