@@ -1,16 +1,53 @@
-import { createApp, defineRouter, z } from '@svc/core';
+import { createApp, defineRouter, defineSettingsSection, SvcError, z, type Database } from '@svc/core';
+import { desc, eq } from 'drizzle-orm';
+import * as pg from 'drizzle-orm/pg-core';
+import * as sq from 'drizzle-orm/sqlite-core';
 
 /**
- * The demo project: a small notes API on top of svc's user system.
+ * The demo project: a small notes API on top of svc's user system. Its notes live in the main database
+ * in a table of its own, migrated by `svc migrations upgrade --target-name notes`.
  * Run it from the repository root with `pnpm demo`.
  */
+
+// --- the project's own table, for both dialects -------------------------------------------------------
+const sqliteNotes = sq.sqliteTable('demo_note', {
+  id: sq.integer('id').primaryKey({ autoIncrement: true }),
+  text: sq.text('text').notNull(),
+  archived: sq.integer('archived', { mode: 'boolean' }).notNull().default(false),
+  authorId: sq.text('author_id').notNull(),
+  createdAt: sq
+    .integer('created_at', { mode: 'timestamp_ms' })
+    .notNull()
+    .$defaultFn(() => new Date()),
+});
+const pgNotes = pg.pgTable('demo_note', {
+  id: pg.serial('id').primaryKey(),
+  text: pg.text('text').notNull(),
+  archived: pg.boolean('archived').notNull().default(false),
+  authorId: pg.uuid('author_id').notNull(),
+  createdAt: pg
+    .timestamp('created_at', { withTimezone: true })
+    .notNull()
+    .$defaultFn(() => new Date()),
+});
+const notesTable = (db: Pick<Database, 'dialect'>) =>
+  (db.dialect === 'pg' ? pgNotes : sqliteNotes) as unknown as typeof sqliteNotes;
+
+const Note = z.object({ id: z.number(), text: z.string(), archived: z.boolean(), authorId: z.string() });
+const toNote = (row: typeof sqliteNotes.$inferSelect) => ({
+  id: row.id,
+  text: row.text,
+  archived: row.archived,
+  authorId: row.authorId,
+});
+
+// --- routes --------------------------------------------------------------------------------------------
 const notes = defineRouter({ prefix: '/notes', tags: ['notes'], permissions: ['notes.read'] });
 
-const store = new Map<number, { id: number; text: string; archived: boolean }>([
-  [1, { id: 1, text: 'Welcome to svc', archived: false }],
-]);
-
-notes.get('/', { summary: 'List notes' }, async () => [...store.values()]);
+notes.get('/', { summary: 'List notes', response: z.array(Note) }, async (ctx) => {
+  const rows = await ctx.db.orm.select().from(notesTable(ctx.db)).orderBy(desc(notesTable(ctx.db).id)).limit(100);
+  return rows.map(toNote);
+});
 
 notes.post(
   '/',
@@ -18,14 +55,17 @@ notes.post(
     summary: 'Create a note',
     permissions: ['notes.write'],
     body: z.object({ text: z.string().min(1).max(2000) }),
+    response: Note,
     status: 201,
     logAs: 'note created by {username}',
   },
   async (ctx) => {
-    const id = Math.max(0, ...store.keys()) + 1;
-    const note = { id, text: ctx.body.text, archived: false };
-    store.set(id, note);
-    return note;
+    const [row] = await ctx.db.orm
+      .insert(notesTable(ctx.db))
+      .values({ text: ctx.body.text, authorId: ctx.user!.id })
+      .returning();
+    ctx.emit('note_created', { noteId: row!.id }, { kind: 'permission', codename: 'notes.read' });
+    return toNote(row!);
   },
 );
 
@@ -35,16 +75,50 @@ notes.post(
     summary: 'Archive a note',
     permissions: ['notes.write'],
     params: z.object({ noteId: z.coerce.number().int() }),
+    response: Note,
     logAs: 'archived {noteId} by {username}',
   },
   async (ctx) => {
-    const note = store.get(ctx.params.noteId);
-    if (note) note.archived = true;
-    return { archived: ctx.params.noteId };
+    const table = notesTable(ctx.db);
+    const [row] = await ctx.db.orm
+      .update(table)
+      .set({ archived: true })
+      .where(eq(table.id, ctx.params.noteId))
+      .returning();
+    if (!row) throw new SvcError('notes.not_found', { status: 404, loc: ['path', 'noteId'], message: 'No such note.' });
+    return toNote(row);
   },
 );
 
+// Public inside a protected router: no token needed for /open/ping; /notes/about still needs notes.read.
 const open = defineRouter({ prefix: '/open', tags: ['open'] });
 open.get('/ping', { public: true, summary: 'Public ping' }, async () => ({ pong: true }));
 
-export const app = createApp({ routers: [notes, open] });
+// --- a settings section of the project's own ---------------------------------------------------------
+const notifications = defineSettingsSection({
+  name: 'notifications',
+  title: 'Notifications',
+  icon: 'bell',
+  route: '/settings/notifications',
+  fields: {
+    emailDigest: { type: 'enum', values: ['off', 'daily', 'weekly'], default: 'daily', label: 'Email digest' },
+    maxItems: { type: 'integer', ge: 1, le: 50, default: 10, label: 'Items per digest' },
+  },
+});
+
+export const app = createApp({
+  routers: [notes, open],
+  settingsSections: [notifications],
+  migrationTargets: {
+    notes: { database: 'main', tables: (_settings, dialect) => ({ notes: dialect === 'pg' ? pgNotes : sqliteNotes }) },
+  },
+  // A real project sends mail or SMS here; the demo writes the code to the log so you can log in with MFA.
+  mfaSender: {
+    async sendEmailCode({ email, otpCode, expiresInMinutes }) {
+      process.stderr.write(`demo mfaSender: email code for ${email}: ${otpCode} (valid ${expiresInMinutes} min)\n`);
+    },
+    async sendSmsCode({ phoneNumber, otpCode, expiresInMinutes }) {
+      process.stderr.write(`demo mfaSender: SMS code for ${phoneNumber}: ${otpCode} (valid ${expiresInMinutes} min)\n`);
+    },
+  },
+});

@@ -294,6 +294,56 @@ describe('svc init refusals and options', () => {
   );
 
   it(
+    'migrates a project target of its own in the main database, and refuses an unknown target',
+    async () => {
+      const dir = project();
+      writeFileSync(
+        join(dir, 'main.mjs'),
+        [
+          "import { createApp } from '@svc/core';",
+          "import * as sq from 'drizzle-orm/sqlite-core';",
+          "const notes = sq.sqliteTable('project_note', { id: sq.integer('id').primaryKey(), text: sq.text('text') });",
+          'export const app = createApp({',
+          '  migrationTargets: { notes: { tables: () => ({ notes }) } },',
+          '});',
+          '',
+        ].join('\n'),
+      );
+      expect((await svc(dir, ['init', '--no-user'])).code).toBe(0);
+      writeFileSync(
+        join(dir, '.env'),
+        `${readFileSync(join(dir, '.env'), 'utf8')}SVC_DATABASE_URL=file:main.db\n`,
+      );
+      const revision = await svc(dir, [
+        'migrations',
+        'revision',
+        'notes',
+        '--autogenerate',
+        '--target-name',
+        'notes',
+      ]);
+      expect(revision.code).toBe(0);
+      expect(readdirSync(join(dir, 'migrations', 'notes')).some((f) => f.endsWith('_notes.sql'))).toBe(true);
+      expect((await svc(dir, ['migrations', 'upgrade', '--target-name', 'notes'])).code).toBe(0);
+      expect((await svc(dir, ['migrations', 'check', '--target-name', 'notes'])).code).toBe(0);
+      const tablesOf = async (file: string) =>
+        (
+          await rowsOf<{ name: string }>(
+            `file:${file}`,
+            dir,
+            "select name from sqlite_master where type = 'table'",
+          )
+        ).map((r) => r.name);
+      expect(await tablesOf('main.db')).toContain('project_note');
+      expect(await tablesOf('auth.db')).not.toContain('project_note');
+      const unknown = await svc(dir, ['migrations', 'current', '--target-name', 'bogus']);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/^svc: unknown migration target 'bogus': the app defines auth, notes/);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
     'serve on a database without tables says how to create them, in one line',
     async () => {
       const dir = project();

@@ -87,7 +87,15 @@ export async function migrationContext(options: {
     overrides: options.app?.options.settings,
     requireSecretKey: false,
   });
-  const url = settings.auth_database_url || settings.database_url;
+  const authUrl = settings.auth_database_url || settings.database_url;
+  // The auth target holds the core's tables (and project modules'); any other target is one of the
+  // project's `migrationTargets`, in the main database unless it says otherwise.
+  const projectTarget = options.target === DEFAULT_TARGET ? undefined : options.app?.options.migrationTargets?.[options.target];
+  if (options.target !== DEFAULT_TARGET && !projectTarget) {
+    const known = [DEFAULT_TARGET, ...Object.keys(options.app?.options.migrationTargets ?? {})];
+    throw new CliError(`unknown migration target '${options.target}': the app defines ${known.join(', ')}`);
+  }
+  const url = projectTarget && projectTarget.database !== 'auth' ? settings.database_url || authUrl : authUrl;
   if (!url) {
     throw new CliError(
       'no auth database: set SVC_AUTH_DATABASE_URL in the environment or .env (or run `svc init`)',
@@ -110,7 +118,7 @@ export async function migrationContext(options: {
     settings,
     url,
     dialect,
-    schema: buildAuthSchema(settings, dialect, modules),
+    schema: projectTarget ? projectTarget.tables(settings, dialect) : buildAuthSchema(settings, dialect, modules),
     versionTable: versionTableName(settings),
   };
 }

@@ -9,12 +9,14 @@ import { loadSettings } from '../kernel/config/load.js';
 import { effectiveLogLevel, type Settings, type SettingsInput } from '../kernel/config/schema.js';
 import { openDatabase, type Database } from '../kernel/db/database.js';
 import { createTablesSql } from '../kernel/db/ddl.js';
-import { coreTables } from '../kernel/db/tables.js';
+import { coreTables, type Dialect } from '../kernel/db/tables.js';
 import { createHttpApp, type CompiledRoute, type MountedRouter } from '../kernel/http/server.js';
 import { createLogger, type Logger } from '../kernel/log/logger.js';
 import type { ModuleInstance, RequestRecord, SvcModule } from '../kernel/module.js';
 import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
 import type { HandlerSettings, Router } from '../kernel/router.js';
+import type { MfaSender } from '../mfa/sender.js';
+import type { SettingsSection } from '../user-settings/define.js';
 import { buildAuthSchema } from './auth-schema.js';
 import { coreModules } from './modules.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
@@ -26,8 +28,22 @@ export interface UdpListener {
   onMessage(message: Buffer, remote: RemoteInfo): void | Promise<void>;
 }
 
+/**
+ * A project's own schema, migrated by `svc migrations ... --target-name <name>` like the auth schema.
+ * @example
+ * migrationTargets: { notes: { database: 'main', tables: (settings, dialect) => notesTables(dialect) } }
+ */
+export interface MigrationTarget {
+  /** Which database the tables live in: the main one (`database_url`, else the auth one). @default 'main' */
+  database?: 'main' | 'auth';
+  /** The drizzle tables of the target for one dialect. */
+  tables(settings: Settings, dialect: Dialect): Record<string, unknown>;
+}
+
 /** Options of {@link createApp}. */
 export interface AppOptions {
+  /** The project's own migration targets by name (`auth` is the core's). */
+  migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */
   routers?: Router[];
   /** Setting values that win over environment, `.env` and YAML (tests, embedding). */
@@ -35,9 +51,9 @@ export interface AppOptions {
   /** Project directory (`.env`, `svc.yaml`, relative file databases). @default process.cwd() or `--base-dir` */
   baseDir?: string;
   /** Per-user settings sections of the project (see `defineSettingsSection`). */
-  settingsSections?: unknown[];
+  settingsSections?: SettingsSection[];
   /** Delivery of email and SMS codes; the default only logs a warning. */
-  mfaSender?: unknown;
+  mfaSender?: MfaSender;
   /** Runs after every module started. */
   onStartup?(app: App): void | Promise<void>;
   /** Runs on graceful shutdown, before the databases close. */
