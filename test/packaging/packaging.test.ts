@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * Issue 10 "Packaging": the three packages, packed like a publish and installed with npm into a project outside
+ * the repository, give a working `svc init` / `svc serve` / login / protected route. The work happens in
+ * scripts/pack-install-check.mjs (also runnable by hand); this test runs it and reads its JSON summary.
+ * It builds, packs and runs `npm install` (the npm registry is needed for third-party dependencies;
+ * better-sqlite3 may compile from source), so it takes minutes.
+ */
+const REPO = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../..');
+const SCRIPT = join(REPO, 'scripts', 'pack-install-check.mjs');
+/** Build + pack + npm install (+ a native compile of better-sqlite3) on a shared two-core machine. */
+const CHECK_TIMEOUT_MS = 15 * 60_000;
+
+interface TarballSummary {
+  name: string;
+  version: string;
+  file: string;
+  bytes: number;
+  files: number;
+  javascript: number;
+  declarations: number;
+  dependencies: Record<string, string>;
+}
+
+interface CheckResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the script in its own process group, so that a timeout stops npm, npx and the server with it. */
+function runCheck(workDir: string): { result: Promise<CheckResult>; stop(): void } {
+  const child = spawn(process.execPath, [SCRIPT, '--work-dir', workDir], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const result = new Promise<CheckResult>((resolveResult) => {
+    child.once('exit', (code, signal) => resolveResult({ code, signal, stdout, stderr }));
+  });
+  return {
+    result,
+    stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid!, 'SIGTERM'); // the script cleans up on SIGTERM
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+describe('packaging: tarballs installed with npm outside the repository (issue 10)', () => {
+  let workDir: string;
+  let check: ReturnType<typeof runCheck> | undefined;
+
+  beforeAll(() => {
+    workDir = mkdtempSync(join(tmpdir(), 'svc-packaging-test-'));
+  });
+
+  afterAll(async () => {
+    check?.stop();
+    await check?.result;
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it(
+    'packs complete tarballs, installs them, and serves a project made with svc init',
+    async () => {
+      check = runCheck(workDir);
+      const { code, signal, stdout, stderr } = await check.result;
+      if (code !== 0)
+        throw new Error(`pack-install-check failed (${code ?? signal}):\n${stderr.slice(-8000)}`);
+      const summary = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        ok: boolean;
+        tarballs: TarballSummary[];
+        checks: string[];
+      };
+      expect(summary.ok).toBe(true);
+      expect(summary.tarballs.map((tarball) => tarball.name)).toEqual([
+        '@svc/core',
+        '@svc/migrations',
+        '@svc/cli',
+      ]);
+      for (const tarball of summary.tarballs) {
+        expect(tarball.declarations).toBeGreaterThan(0);
+        expect(tarball.javascript).toBeGreaterThan(0);
+        // pnpm pack replaced workspace:* by the released version of the sibling package.
+        for (const [dependency, range] of Object.entries(tarball.dependencies)) {
+          if (dependency.startsWith('@svc/')) expect(range).toBe(tarball.version);
+        }
+      }
+      expect(summary.tarballs.find((tarball) => tarball.name === '@svc/cli')!.dependencies).toHaveProperty(
+        'tsx',
+      );
+      expect(summary.checks).toEqual(
+        expect.arrayContaining(['svc init', 'svc serve', 'protected route 200/401/403', 'SIGTERM exit 0']),
+      );
+      expect(stderr).not.toContain('FAILED');
+    },
+    CHECK_TIMEOUT_MS,
+  );
+});
