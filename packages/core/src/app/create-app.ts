@@ -279,6 +279,13 @@ export function createApp(options: AppOptions = {}): App {
     close() {
       closing ??= (async () => {
         const rt = runtime;
+        for (const instance of instances) {
+          try {
+            await instance.onServerClosing?.();
+          } catch (error) {
+            rt?.log.error('module shutdown failed', { exc: error });
+          }
+        }
         if (server) await stopServer(server);
         for (const socket of udpSockets) socket.close();
         for (const instance of [...instances].reverse()) {

@@ -103,6 +103,9 @@ export function createEventsModule(moduleOptions: EventsModuleOptions = {}) {
       return {
         routers: [createEventsRouter(tickets)],
         onServer: (server) => sockets.attach(server),
+        // Upgraded sockets keep the HTTP server from closing and are not cut by closeAllConnections():
+        // they get 1001 before the server drains.
+        onServerClosing: () => sockets.shutdown(),
         async onShutdown() {
           await sockets.shutdown();
           await bus.close();

@@ -279,18 +279,11 @@ export function createEventSockets(deps: EventSocketsDeps) {
   }
 
   return {
-    /** Handles upgrades of the HTTP server; closes the sockets when the server starts closing. */
+    /** Handles upgrades of the HTTP server. */
     attach(server: Server): void {
       server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
         onUpgrade(server, req, socket, head),
       );
-      // Upgraded sockets keep `server.close()` from finishing and are not cut by closeAllConnections(), while
-      // the app closes the server before module shutdown: close them (1001) as soon as the server stops.
-      const closeServer = server.close.bind(server);
-      server.close = ((callback?: (error?: Error) => void) => {
-        closeAll();
-        return closeServer(callback);
-      }) as Server['close'];
     },
 
     /** Sends one serialised frame to every socket the target selects. */

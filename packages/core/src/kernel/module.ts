@@ -45,6 +45,8 @@ export interface ModuleInstance {
   routers?: Router[];
   /** Called once the HTTP server exists (WebSocket upgrade). */
   onServer?(server: Server): void;
+  /** Graceful shutdown, first step: before the HTTP server stops accepting and drains (close WebSockets). */
+  onServerClosing?(): Promise<void> | void;
   /** Called for every finished request. Must not throw or block. */
   onRequestEnd?(record: RequestRecord): void;
   onStartup?(): Promise<void> | void;
