@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Issue #9: profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
+// self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
+//
+//   node bench/lib/profile.mjs <user|notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]
+import { URLSearchParams } from 'node:url';
+import { fork } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { READER, TMP, createProject, login, seedReader, startServe } from './project.mjs';
+
+const [scenario = 'user', seconds = '8', ...pairs] = process.argv.slice(2);
+const settings = Object.fromEntries(
+  pairs.map((p) => p.split('=')).map(([k, v]) => [k.replace(/^SVC_/, '').toLowerCase(), v]),
+);
+const project = await createProject();
+const profDir = join(TMP, `prof-${scenario}-${Date.now()}`);
+mkdirSync(profDir, { recursive: true });
+const server = await startServe(project.dir, settings, {
+  nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
+});
+try {
+  const { noteId } = await seedReader(server.base);
+  const reader = await login(server.base, READER);
+  const url = (p) => `${server.base}${p}`;
+  const jobs = {
+    user: { url: url('/api/auth/user'), method: 'GET', tokens: [reader.access_token] },
+    notes: { url: url('/api/notes/'), method: 'GET', tokens: [reader.access_token] },
+    write: { url: url(`/api/notes/${noteId}/archive`), method: 'POST', tokens: [reader.access_token] },
+    live: { url: url('/api/health/live'), method: 'GET' },
+    login: {
+      url: url('/api/auth/token'),
+      method: 'POST',
+      body: new URLSearchParams(READER).toString(),
+      contentType: 'application/x-www-form-urlencoded',
+    },
+  };
+  const loader = fork(join(import.meta.dirname, 'load.mjs'), { stdio: 'inherit' });
+  const result = await new Promise((resolve) => {
+    loader.once('message', resolve);
+    loader.send({ ...jobs[scenario], connections: 10, seconds: Number(seconds) });
+  });
+  loader.kill();
+  console.log(
+    `${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}`,
+  );
+} finally {
+  await server.stop();
+  project.remove();
+}
+const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+const p = JSON.parse(readFileSync(join(profDir, file), 'utf8'));
+const byId = new Map(p.nodes.map((n) => [n.id, n]));
+const time = new Map();
+p.samples.forEach((s, i) => time.set(s, (time.get(s) ?? 0) + (p.timeDeltas[i] ?? 0)));
+const self = new Map();
+const pkgs = new Map();
+for (const [id, t] of time) {
+  const { functionName, url, lineNumber } = byId.get(id).callFrame;
+  const m = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  const pkg = m
+    ? m[1]
+    : url.includes('/packages/core/')
+      ? '@svc/core'
+      : url.startsWith('node:')
+        ? 'node'
+        : url || '(native/gc/idle)';
+  pkgs.set(pkg, (pkgs.get(pkg) ?? 0) + t);
+  const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/packages\//, '')}:${lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + t);
+}
+const total = [...time.values()].reduce((a, b) => a + b, 0);
+const show = (m, n) =>
+  [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .forEach(([k, t]) => console.log(`${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`));
+console.log(`\nself time by package (${profDir}/${file}):`);
+show(pkgs, 15);
+console.log('\nself time by function:');
+show(self, 30);
+
+// Inclusive time of svc and middleware functions (a function counted once per stack).
+const inclusive = new Map();
+const parent = new Map();
+for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+for (const [id, t] of time) {
+  const seen = new Set();
+  for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
+    const { functionName, url, lineNumber } = byId.get(cur).callFrame;
+    if (
+      !/packages\/core|helmet|body-parser|jsonwebtoken|logform|winston|drizzle-orm\/better|express\/lib\/response/.test(
+        url,
+      )
+    )
+      continue;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\//, '').replace(/.*\/packages\//, '')}:${lineNumber + 1}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    inclusive.set(key, (inclusive.get(key) ?? 0) + t);
+  }
+}
+console.log('\ninclusive time (svc, middleware, jwt, logging, driver):');
+show(inclusive, 40);
