@@ -79,8 +79,11 @@ export function createLogger(options: LoggerOptions, name = 'svc'): Logger {
 }
 
 function wrap(base: winston.Logger, name: string): Logger {
-  const log = (level: keyof typeof LEVELS, message: string, meta?: Record<string, unknown>) =>
+  const log = (level: keyof typeof LEVELS, message: string, meta?: Record<string, unknown>) => {
+    // issue 9: a filtered record costs nothing (winston would copy and format it before its level check)
+    if (!base.isLevelEnabled(level)) return;
     base.log(level, message, { logger: name, ...(meta ?? {}) });
+  };
   return {
     debug: (m, meta) => log('debug', m, meta),
     info: (m, meta) => log('info', m, meta),
