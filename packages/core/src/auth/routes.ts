@@ -59,7 +59,11 @@ export function createAuthRouter(service: AuthService): Router {
   );
 
   auth.get('/user', { summary: 'The current user', response: CurrentUserOut }, async (ctx) => {
-    const row = await service.profile(me(ctx.user).id);
+    // issue 9: the guard loaded the caller and their permissions in this request already; the profile query
+    // runs only when it did not (the swagger_noauth superuser).
+    const user = me(ctx.user) as AuthUser & { permissions?: string[] };
+    if (user.permissions) return { ...toUserOut(user), permissions: user.permissions };
+    const row = await service.profile(user.id);
     return { ...toUserOut(row), permissions: row.permissions };
   });
 

@@ -68,7 +68,9 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     }
   } else {
     if (!authenticator) throw new Error('no authenticator is registered (the auth module is disabled)');
-    user = await authenticator.authenticate(token, { withPermissions: requirements.permissions.length > 0 });
+    // issue 9: the permissions come in the same statement as the user (one round trip), so every guarded
+    // route gets them: a handler that needs them (GET /auth/user) does not query a second time.
+    user = await authenticator.authenticate(token, { withPermissions: true });
   }
   if (user.isSuperuser) return user;
   if (requirements.requireSuperuser) throw new SvcError('access.superuser_required');
