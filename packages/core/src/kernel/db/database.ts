@@ -135,6 +135,21 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   };
 }
 
+/**
+ * Ceiling of the pause before a pooled PostgreSQL connection is re-opened after a failure, seconds.
+ * postgres-js counts failures across the whole pool and waits `3^failures / 100` s (up to 20 s) before the
+ * next attempt; queries wait that long, so with the database down a burst of requests hung 10 to 20 s
+ * before their 503 and the first requests after a restart waited as long (issue 11, faults). Capped, a
+ * request fails or recovers within about a second, while a down server still sees at most one attempt per
+ * connection and second.
+ */
+export const PG_RECONNECT_MAX_DELAY_SECONDS = 1;
+
+/** postgres-js `backoff`: its own growth, jittered, capped at {@link PG_RECONNECT_MAX_DELAY_SECONDS}. */
+export function pgReconnectDelay(failures: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(3 ** failures / 100, PG_RECONNECT_MAX_DELAY_SECONDS);
+}
+
 function openPostgres(options: OpenDatabaseOptions): Database {
   const s = options.settings;
   const client = postgres(options.url, {
@@ -142,6 +157,7 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     idle_timeout: 60,
     max_lifetime: s.db_pool_recycle < 0 ? null : s.db_pool_recycle,
     connect_timeout: s.db_pool_timeout,
+    backoff: pgReconnectDelay,
     onnotice: () => undefined,
     prepare: true,
   });
