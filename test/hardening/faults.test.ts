@@ -1,7 +1,16 @@
 // Issue 11, item 4: faults. The database or the cache stops mid-run, SIGTERM arrives under load, a worker is
 // killed. Every server stopped here is a private one started by this file (never the shared 5432 / 6379).
 import { createSqliteDatabase, startTestApp, type TestApp, type TestDatabase } from '@svc/core/testing';
-import { startPrivatePostgres, timed, type PrivatePostgres } from './helpers.js';
+import { Writable } from 'node:stream';
+import { eventsUrl, openSocket, ticketOf } from '../../packages/core/src/events/testing.contract.js';
+import {
+  eventually,
+  startPrivatePostgres,
+  startPrivateRedis,
+  timed,
+  type PrivatePostgres,
+  type PrivateRedis,
+} from './helpers.js';
 
 const FAULT_MS = 120_000;
 /** SPEC "Limits": readiness probe database timeout 3 s; the answer may take a little longer on a busy box. */
@@ -160,6 +169,108 @@ describe('database locked mid-run [sqlite]', () => {
       const after = await client.patch('/api/auth/user', { firstName: 'Free' });
       expect(after.status).toBe(200);
       expect(after.body.data.firstName).toBe('Free');
+    },
+    FAULT_MS,
+  );
+});
+
+// Redis killed mid-run. Decision (README, docs/deployment.md): tickets stored in the cache fail with a server
+// error (SPEC "Authentication" 12); the per-address rate limit of login, registration and the MFA check falls
+// back to an in-process counter (logged) so an outage of the cache does not stop every login, and it still
+// limits (per process, as with the in-process cache). The account lockout lives in the database anyway.
+describe('cache stopped mid-run [private redis]', () => {
+  let redis: PrivateRedis | undefined;
+  let unavailable = '';
+  let created: ReturnType<typeof createSqliteDatabase>;
+  let app: TestApp;
+  let token = '';
+  let log = '';
+  const RATE_LIMIT = 4;
+
+  beforeAll(async () => {
+    try {
+      redis = await startPrivateRedis();
+    } catch (error) {
+      unavailable = String(error);
+      return;
+    }
+    created = createSqliteDatabase();
+    app = await startTestApp({
+      database: { dialect: 'sqlite', label: 'sqlite', url: created.url },
+      cache: { kind: 'redis', url: redis.url, prefix: 'svc:' },
+      settings: {
+        events_broadcast_enabled: true,
+        events_ticket_store: 'cache',
+        auth_rate_limit: RATE_LIMIT,
+        auth_rate_window_seconds: 60,
+        log_level: 'WARNING',
+        log_format: 'json',
+      },
+      logStream: new Writable({
+        write(chunk, _encoding, callback) {
+          log += String(chunk);
+          callback();
+        },
+      }),
+    });
+    token = (await app.loginAs(await app.createUser({ username: 'alice' }))).accessToken;
+  }, FAULT_MS);
+
+  afterAll(async () => {
+    await app?.close().catch(() => undefined);
+    await redis?.destroy();
+    await created?.drop();
+  }, FAULT_MS);
+
+  const login = () =>
+    app.post('/api/auth/token', undefined, { form: { username: 'alice', password: 'correct-horse-battery' } });
+
+  it(
+    'fails tickets with 503 and 1011, keeps logins rate-limited in-process, and recovers',
+    async () => {
+      expect(unavailable).toBe('');
+      const client = app.as(token);
+      const issuedBefore = await ticketOf(client);
+
+      await redis!.kill();
+
+      const ticket = await timed(() => client.post('/api/core/events/ticket'));
+      expect(ticket.value.status).toBe(503);
+      expect(ticket.value.body).toEqual({
+        detail: [{ loc: [], msg: expect.any(String), type: 'server_error', code: 'cache.unavailable' }],
+      });
+      expect(ticket.ms).toBeLessThan(FAIL_FAST_MS);
+      const socket = await openSocket(eventsUrl(app.url, { ticket: issuedBefore }));
+      expect(await socket.closed).toBe(1011);
+
+      // One login counted in Redis before the outage; the fallback counts afresh in this process.
+      const answered = [];
+      for (let i = 0; i <= RATE_LIMIT; i++) answered.push((await login()).status);
+      expect(answered).toEqual([...Array(RATE_LIMIT).fill(200), 429]);
+      const refused = await login();
+      expect(refused.body.detail[0].code).toBe('auth.rate_limited');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const warnings = log
+        .split('\n')
+        .filter((line) => line.includes('rate limit counted in this process'));
+      expect(warnings).toHaveLength(1); // once per outage, not once per request
+
+      // The process never crashed: it still answers, and the database-backed routes work.
+      expect((await app.get('/api/health/live')).status).toBe(200);
+      expect((await app.get('/api/health/ready')).status).toBe(200);
+      expect((await client.get('/api/auth/user')).status).toBe(200);
+
+      await redis!.start();
+
+      const fresh = await eventually(async () => {
+        const res = await client.post('/api/core/events/ticket');
+        return res.status === 200 ? (res.body.ticket as string) : undefined;
+      }, 15_000);
+      const socketAfter = await openSocket(eventsUrl(app.url, { ticket: fresh }));
+      await socketAfter.waitFor((frame) => frame.type === 'snapshot');
+      await socketAfter.close();
+      // Back on Redis (emptied by the restart): the shared counter starts again.
+      expect((await login()).status).toBe(200);
     },
     FAULT_MS,
   );
