@@ -1,4 +1,4 @@
-import { createClient, type RedisClientOptions } from 'redis';
+import type { createClient, RedisClientOptions } from 'redis';
 import { SvcError } from '../errors/svc-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Cache } from './cache.js';
@@ -50,6 +50,9 @@ export class RedisCache implements Cache {
    * @param log receives connection errors and recoveries
    */
   static async connect(url: string, prefix: string, log?: Logger): Promise<RedisCache> {
+    // issue 9: loaded on first use; the redis client is ~570 of the ~910 CommonJS modules a start-up loads,
+    // which a server on the memory cache never needs (cold start).
+    const { createClient } = await import('redis');
     const client = createClient({
       ...connectionOptions(url),
       // Without this, commands issued while disconnected wait in a queue until the server is back.
