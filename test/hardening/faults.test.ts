@@ -223,7 +223,9 @@ describe('cache stopped mid-run [private redis]', () => {
   }, FAULT_MS);
 
   const login = () =>
-    app.post('/api/auth/token', undefined, { form: { username: 'alice', password: 'correct-horse-battery' } });
+    app.post('/api/auth/token', undefined, {
+      form: { username: 'alice', password: 'correct-horse-battery' },
+    });
 
   it(
     'fails tickets with 503 and 1011, keeps logins rate-limited in-process, and recovers',
@@ -250,9 +252,7 @@ describe('cache stopped mid-run [private redis]', () => {
       const refused = await login();
       expect(refused.body.detail[0].code).toBe('auth.rate_limited');
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-      const warnings = log
-        .split('\n')
-        .filter((line) => line.includes('rate limit counted in this process'));
+      const warnings = log.split('\n').filter((line) => line.includes('rate limit counted in this process'));
       expect(warnings).toHaveLength(1); // once per outage, not once per request
 
       // The process never crashed: it still answers, and the database-backed routes work.

@@ -6,7 +6,7 @@ import type { Logger } from '../kernel/log/logger.js';
 import type { AuthUser, Authenticator, LoginGuard, PortRegistry, TokenRevoker } from '../kernel/ports.js';
 import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
-import { checkRateLimit } from './rate-limit.js';
+import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
 
@@ -70,7 +70,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
   const { settings, store, signer, cache, log, ports, now } = deps;
   const dummyHash = deps.dummyHash ?? (await createDummyHash());
 
-  const rateLimit = (ip: string, scope: string) => checkRateLimit(cache, settings, ip, scope);
+  // Falls back to an in-process counter while the shared cache is down (issue 11, faults).
+  const rateLimit = createRateLimiter({ cache, settings, log });
 
   function retryAfter(lockedUntil: Date): string {
     return String(Math.max(1, Math.ceil((lockedUntil.getTime() - now().getTime()) / 1000)));
