@@ -1,10 +1,26 @@
 // Issue 11, item 4: faults. The database or the cache stops mid-run, SIGTERM arrives under load, a worker is
 // killed. Every server stopped here is a private one started by this file (never the shared 5432 / 6379).
-import { createSqliteDatabase, startTestApp, type TestApp, type TestDatabase } from '@svc/core/testing';
+import {
+  createPostgresDatabase,
+  createSqliteDatabase,
+  startTestApp,
+  TEST_POSTGRES_URL,
+  type TestApp,
+  type TestDatabase,
+} from '@svc/core/testing';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
+import { sql } from 'drizzle-orm';
+import { CLI_DIR, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
 import { eventsUrl, openSocket, ticketOf } from '../../packages/core/src/events/testing.contract.js';
 import {
   eventually,
+  freePort,
+  sleep,
   startPrivatePostgres,
   startPrivateRedis,
   timed,
@@ -273,5 +289,169 @@ describe('cache stopped mid-run [private redis]', () => {
       expect((await login()).status).toBe(200);
     },
     FAULT_MS,
+  );
+});
+
+// SIGTERM under load: `svc serve` (the real program) with the activity log on, continuous POSTs from several
+// clients (one connection per request, as a proxy without keep-alive would send them), SIGTERM mid-run.
+const SERVE_MS = 240_000;
+const CLIENTS = 8;
+const LOAD_BEFORE_SIGTERM_MS = 1_500;
+
+const MAIN_MJS = `
+import { createApp, defineRouter } from '@svc/core';
+const demo = defineRouter({ prefix: '/demo', name: 'demo' });
+demo.post('/write', { public: true, status: 201 }, async () => {
+  await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 45));
+  return { written: true };
+});
+// Not public: answers 401 without a token, a logged 4xx write.
+demo.post('/private', {}, async () => ({ never: true }));
+export const app = createApp({ routers: [demo] });
+`;
+
+interface Outcome {
+  kind: 'answered' | 'refused' | 'failed';
+  status?: number;
+  path: string;
+  detail?: string;
+}
+
+/** One POST on a fresh connection; 'answered' only with the whole body received and parsed. */
+function post(port: number, path: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-length': '0' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('error', (error) => resolve({ kind: 'failed', path, detail: `body: ${error.message}` }));
+        res.on('end', () => {
+          try {
+            JSON.parse(text);
+            const complete = res.complete && text.length === Number(res.headers['content-length']);
+            resolve(
+              complete ? { kind: 'answered', status: res.statusCode!, path } : { kind: 'failed', path },
+            );
+          } catch {
+            resolve({ kind: 'failed', path, detail: `incomplete body: ${text}` });
+          }
+        });
+      },
+    );
+    req.setTimeout(15_000, () => req.destroy(new Error('timed out')));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === 'ECONNREFUSED'
+          ? { kind: 'refused', path }
+          : { kind: 'failed', path, detail: `${error.code ?? ''} ${error.message}` },
+      ),
+    );
+    req.end();
+  });
+}
+
+async function countActivity(url: string): Promise<Record<string, number>> {
+  const settings = SettingsSchema.parse({ secret_key: 'x'.repeat(32), auth_database_url: url });
+  const db = openDatabase({ url, settings, log: createLogger({ level: 'CRITICAL', format: 'text' }) });
+  try {
+    const rows = await db.all<{ path: string; status_code: number; n: number | string }>(
+      sql.raw(
+        "SELECT path, status_code, COUNT(*) AS n FROM svc_activity_log WHERE path LIKE '/api/demo/%' GROUP BY path, status_code",
+      ),
+    );
+    return Object.fromEntries(rows.map((r) => [`${r.path} ${r.status_code}`, Number(r.n)]));
+  } finally {
+    await db.close();
+  }
+}
+
+const serveDatabases: {
+  label: string;
+  make(dir: string): Promise<{ url: string; drop(): Promise<void> }>;
+}[] = [
+  {
+    label: 'sqlite',
+    make: async (dir) => ({ url: `file:${join(dir, 'auth.db')}`, drop: async () => undefined }),
+  },
+  ...(TEST_POSTGRES_URL ? [{ label: 'postgres', make: () => createPostgresDatabase() }] : []),
+];
+
+describe.each(serveDatabases)('SIGTERM under load [$label]', ({ make }) => {
+  const dir = join(CLI_DIR, '.tmp-test', `hardening-${randomBytes(6).toString('hex')}`);
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  let child: ReturnType<typeof spawnCli> | undefined;
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }, SERVE_MS);
+
+  it(
+    'answers every accepted request completely, exits 0 and logs one activity row per answered write',
+    async () => {
+      mkdirSync(dir, { recursive: true });
+      database = await make(dir);
+      writeFileSync(join(dir, 'main.mjs'), MAIN_MJS);
+      writeFileSync(
+        join(dir, '.env'),
+        [
+          `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
+          `SVC_AUTH_DATABASE_URL=${database.url}`,
+          'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
+          'SVC_ACTIVITY_LOG_ENABLED=true',
+          '',
+        ].join('\n'),
+      );
+      const port = await freePort();
+      const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
+      child = serve;
+      serve.stdin.end();
+      serve.stdout.resume();
+      let stderr = '';
+      serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
+      await eventually(async () => (/listening/.test(stderr) ? true : undefined), 90_000);
+
+      const outcomes: Outcome[] = [];
+      let stop = false;
+      const clients = Array.from({ length: CLIENTS }, async (_, c) => {
+        for (let i = 0; !stop; i++) {
+          const path = (i + c) % 5 === 0 ? '/api/demo/private' : '/api/demo/write';
+          const outcome = await post(port, path);
+          outcomes.push(outcome);
+          if (outcome.kind === 'refused') return; // the server stopped accepting: this client is done
+        }
+      });
+      await sleep(LOAD_BEFORE_SIGTERM_MS);
+      const answeredBeforeSigterm = outcomes.length;
+      serve.kill('SIGTERM');
+      const code = await exited;
+      stop = true;
+      await Promise.all(clients);
+
+      const answered = outcomes.filter((o) => o.kind === 'answered');
+      const failed = outcomes.filter((o) => o.kind === 'failed');
+      const figures = {
+        tried: outcomes.length,
+        answeredBeforeSigterm,
+        answered: answered.length,
+        refusedAfterStop: outcomes.filter((o) => o.kind === 'refused').length,
+        failed: failed.length,
+      };
+      process.stderr.write(`SIGTERM under load: ${JSON.stringify(figures)}\n`);
+      expect(failed).toEqual([]);
+      expect(code).toBe(0);
+      expect(answered.length).toBeGreaterThan(answeredBeforeSigterm / 2);
+      expect(new Set(answered.map((o) => o.status))).toEqual(new Set([201, 401]));
+
+      const expected: Record<string, number> = {};
+      for (const o of answered)
+        expected[`${o.path} ${o.status}`] = (expected[`${o.path} ${o.status}`] ?? 0) + 1;
+      // The write-behind queue was flushed before the process exited: nothing answered is missing.
+      expect(await countActivity(database.url)).toEqual(expected);
+    },
+    SERVE_MS,
   );
 });
