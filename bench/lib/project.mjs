@@ -44,7 +44,9 @@ export async function createProject({ databaseUrl } = {}) {
   const dir = join(TMP, `run-${randomBytes(4).toString('hex')}`);
   mkdirSync(dir, { recursive: true });
   for (const f of ['main.ts', 'svc.yaml', 'package.json']) copyFileSync(join(DEMO, f), join(dir, f));
-  if (existsSync(join(DEMO, 'migrations')))
+  // The demo's revisions are written for its file database; on PostgreSQL `svc init` writes the auth ones
+  // and the demo's own target gets a revision below.
+  if (!databaseUrl && existsSync(join(DEMO, 'migrations')))
     cpSync(join(DEMO, 'migrations'), join(dir, 'migrations'), { recursive: true });
   const svc = (...args) =>
     promisify(execFile)(process.execPath, [SVC_BIN, ...args, '--base-dir', dir], {
@@ -97,8 +99,12 @@ export async function startServe(dir, settings = {}, { nodeOptions = [] } = {}) 
     { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  // Keep the start of the output (errors at start-up, the inspector URL); a log collector would read the rest.
+  const keep = (d) => {
+    if (output.length < 65_536) output += d;
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
