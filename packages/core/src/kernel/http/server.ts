@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Settings } from '../config/schema.js';
@@ -125,6 +126,15 @@ const bodyParserErrors: Record<string, () => SvcError> = {
 /** Any thrown value → SvcError; unexpected ones are logged with the request id and become `server.error`. */
 export function toSvcError(error: unknown, log: Logger, debug: boolean): SvcError {
   if (error instanceof SvcError) return error;
+  // Express decodes path parameters with decodeURIComponent: a bad escape (`%FF`, `%E0%A4%A`) is the client's
+  // fault, not a 500 (issue 11: bad input).
+  if (error instanceof URIError) {
+    return new SvcError('request.validation_error', {
+      loc: ['path'],
+      type: 'value_error',
+      message: 'The path is not valid percent-encoded UTF-8.',
+    });
+  }
   const type = (error as { type?: unknown })?.type;
   if (typeof type === 'string' && bodyParserErrors[type]) return bodyParserErrors[type]();
   const mapped = mapDatabaseError(error);
@@ -253,8 +263,13 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
   });
 
   const limit = options.bodyLimit ?? '1mb';
-  app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100 }));
+  // Bodies must be valid UTF-8: the parsers would turn bad bytes into U+FFFD and store an altered text
+  // (issue 11: bad input); a failed check is 'entity.verify.failed', a 400 request.invalid_json.
+  const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
+    if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
+  };
+  app.use(express.json({ limit, type: ['application/json', 'application/*+json'], verify }));
+  app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify }));
 
   for (const compiled of routes) {
     const method = compiled.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
