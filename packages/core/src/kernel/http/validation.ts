@@ -5,7 +5,8 @@ import { SvcError } from '../errors/svc-error.js';
 function issueType(issue: ZodError['issues'][number], input: unknown): string {
   if (issue.code === 'invalid_type') {
     const value = issue.path.reduce<unknown>(
-      (v, key) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined),
+      (v, key) =>
+        v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined,
       input,
     );
     if (value === undefined) return 'missing';
@@ -14,8 +15,56 @@ function issueType(issue: ZodError['issues'][number], input: unknown): string {
   return issue.code;
 }
 
-/** Parses `input` with `schema`; a failure is a 422 listing every issue with its `loc`. */
+/**
+ * C0 control characters other than tab, line feed and carriage return, DEL, and UTF-16 surrogates that are not
+ * part of a pair. None has a use in API text: NUL cannot be stored by PostgreSQL (the same request would be
+ * stored on SQLite and a 500 on PostgreSQL), a lone surrogate cannot be encoded as UTF-8 (it would be stored
+ * altered), the others are terminal or log injection (issue 11: bad input).
+ */
+const FORBIDDEN_CHARACTERS =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Every string (keys included) of a parsed JSON, form or query value that holds a forbidden character. */
+function forbiddenCharacterIssues(input: unknown, where: 'body' | 'query' | 'path'): SvcError[] {
+  const found: SvcError[] = [];
+  // Iterative: a body may nest 10,000 levels (the JSON parser accepts that), recursion could overflow.
+  const stack: [unknown, (string | number)[]][] = [[input, []]];
+  while (stack.length > 0 && found.length < 20) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (FORBIDDEN_CHARACTERS.test(value)) found.push(characterError([where, ...path]));
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push([item, [...path, i]]));
+    } else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (FORBIDDEN_CHARACTERS.test(key)) found.push(characterError([where, ...path]));
+        else stack.push([item, [...path, key]]);
+      }
+    }
+  }
+  return found;
+}
+
+function characterError(loc: (string | number)[]): SvcError {
+  return new SvcError('request.validation_error', {
+    loc,
+    type: 'string_invalid_characters',
+    message: 'Control characters and unpaired surrogates are not allowed.',
+  });
+}
+
+/**
+ * Parses `input` with `schema`; a failure is a 422 listing every issue with its `loc`. Strings holding control
+ * characters or unpaired surrogates are refused first, whatever the schema.
+ */
 export function validate<T>(schema: ZodType<T>, input: unknown, where: 'body' | 'query' | 'path'): T {
+  const refused = forbiddenCharacterIssues(input, where);
+  if (refused.length > 0) {
+    const [first, ...rest] = refused;
+    first!.extra.push(...rest);
+    throw first;
+  }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const errors = result.error.issues.map(
