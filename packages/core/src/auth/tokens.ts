@@ -1,7 +1,7 @@
 import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Settings } from '../kernel/config/schema.js';
-import { TOKEN_TYPES, type TokenType } from './constants.js';
+import { IAT_FUTURE_LEEWAY_SECONDS, TOKEN_TYPES, type TokenType } from './constants.js';
 
 /** Claims of a verified token (SPEC "Tokens (JWT)"). */
 export interface TokenClaims {
@@ -74,6 +74,9 @@ export function createTokenSigner(deps: { settings: Settings; now: () => Date })
       const claims = decoded as TokenClaims;
       if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number')
         return { ok: false, failure: 'invalid' };
+      // SPEC is silent on a future `iat`; refused beyond a small clock skew, since a token "issued" after the
+      // next password change would survive it (the revocation compares `iat` with password_changed_at).
+      if (claims.iat > seconds(now()) + IAT_FUTURE_LEEWAY_SECONDS) return { ok: false, failure: 'invalid' };
       if (claims.type !== type) return { ok: false, failure: 'wrong_type' };
       if (typeof claims.sub !== 'string' || claims.sub === '') return { ok: false, failure: 'no_subject' };
       return { ok: true, claims: claims as TokenClaims & { sub: string } };
