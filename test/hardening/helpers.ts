@@ -199,3 +199,184 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   await redis.start();
   return redis;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Bad input, tokens and concurrency (items 1-3). Imports sit here so the two sections stay separate hunks.
+// ---------------------------------------------------------------------------------------------------------
+import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { count, getTableName, is, Table } from 'drizzle-orm';
+import { defineRouter, PaginationQuery, SvcError, z, type MfaSender, type Router } from '@svc/core';
+import { startTestApp, type TestApp, type TestDatabase, type TestResponse } from '@svc/core/testing';
+
+/** Every feature on (SPEC "Configuration"), as the bad-input and concurrency suites need. */
+export const ALL_FEATURES = {
+  activity_log_enabled: true,
+  events_broadcast_enabled: true,
+  mfa_enabled: true,
+  registration_enabled: true,
+} as const;
+
+/** The notes a project router stored (its own "table": must not grow under bad input). */
+export interface NoteStore {
+  notes: { id: number; title: string; priority: number; tags: string[] }[];
+}
+
+/** A small project router with a JSON body, an integer path parameter and a paginated, sortable list. */
+export function notesRouter(store: NoteStore): Router {
+  const notes = defineRouter({ prefix: '/notes', name: 'notes' });
+  const NoteBody = z.object({
+    title: z.string().trim().min(1).max(200),
+    priority: z.number().int().min(0).max(5),
+    tags: z.array(z.string().max(30)).max(10).default([]),
+  });
+  const sortable = new Set(['id', 'title', 'priority']);
+  notes.get('', { summary: 'List notes', query: PaginationQuery }, (ctx) => {
+    const field = (ctx.query.orderBy ?? 'id').replace(/^-/, '');
+    if (!sortable.has(field)) throw new SvcError('request.validation_error', { loc: ['query', 'orderBy'] });
+    return store.notes.slice((ctx.query.page - 1) * ctx.query.pageSize, ctx.query.page * ctx.query.pageSize);
+  });
+  notes.post('', { summary: 'Create a note', body: NoteBody, status: 201 }, (ctx) => {
+    const note = { id: store.notes.length + 1, ...ctx.body };
+    store.notes.push(note);
+    return note;
+  });
+  notes.get(
+    '/:noteId',
+    { summary: 'One note', params: z.object({ noteId: z.coerce.number().int().min(1) }) },
+    (ctx) => {
+      const note = store.notes.find((n) => n.id === ctx.params.noteId);
+      if (!note) throw new SvcError('request.not_found', { loc: ['path', 'noteId'] });
+      return note;
+    },
+  );
+  return notes;
+}
+
+/** An `mfaSender` that keeps the codes it was given. */
+export function capturingSender(): MfaSender & { codes: string[] } {
+  const codes: string[] = [];
+  return {
+    codes,
+    async sendEmailCode(message) {
+      codes.push(message.otpCode);
+    },
+    async sendSmsCode(message) {
+      codes.push(message.otpCode);
+    },
+  };
+}
+
+/** Starts a test app with every feature on plus the notes router. */
+export async function startFullApp(
+  database: TestDatabase,
+  settings: Record<string, unknown> = {},
+  extra: { store?: NoteStore; mfaSender?: MfaSender } = {},
+): Promise<TestApp> {
+  return startTestApp({
+    database,
+    settings: { ...ALL_FEATURES, ...settings },
+    routers: [notesRouter(extra.store ?? { notes: [] })],
+    mfaSender: extra.mfaSender ?? capturingSender(),
+  });
+}
+
+/** Why `res` is not a uniform error body (SPEC "Errors": `{detail:[{loc,msg,type,code}]}`), or '' when it is. */
+export function uniformErrorProblem(res: TestResponse): string {
+  const detail = (res.body as { detail?: unknown } | undefined)?.detail;
+  if (!Array.isArray(detail) || detail.length === 0) return `not {detail:[...]}: ${res.text.slice(0, 200)}`;
+  for (const item of detail as Record<string, unknown>[]) {
+    if (!Array.isArray(item.loc)) return `loc is not an array: ${JSON.stringify(item)}`;
+    if (typeof item.msg !== 'string') return `msg is not a string: ${JSON.stringify(item)}`;
+    if (typeof item.type !== 'string') return `type is not a string: ${JSON.stringify(item)}`;
+    if (typeof item.code !== 'string' || item.code === '') return `no string code: ${JSON.stringify(item)}`;
+  }
+  return '';
+}
+
+/** Rows of every auth table of a running app (core and every module's tables), by table name. */
+export async function countAuthRows(app: TestApp): Promise<Record<string, number>> {
+  const rt = app.app.runtime;
+  const orm = rt.authDb.orm as any;
+  const counts: Record<string, number> = {};
+  for (const group of Object.values(rt.tables)) {
+    for (const table of Object.values(group)) {
+      if (!is(table, Table)) continue;
+      const [row] = await orm.select({ n: count() }).from(table);
+      counts[getTableName(table)] = Number(row.n);
+    }
+  }
+  return counts;
+}
+
+/** RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 secret at `stepOffset` steps from now. */
+export function totpCode(secret: string, stepOffset = 0, nowMs = Date.now()): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const c of secret.replace(/=+$/, '').toUpperCase()) {
+    bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  }
+  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(nowMs / 30_000) + stepOffset));
+  const hmac = createHmac('sha1', key).update(counter).digest();
+  const offset = hmac[hmac.length - 1]! & 0xf;
+  const value = (hmac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000;
+  return String(value).padStart(6, '0');
+}
+
+/** Waits when within `marginMs` of the next 30-second TOTP step, so a test's codes stay in one step. */
+export async function awayFromStepBoundary(marginMs = 3_000): Promise<void> {
+  const into = Date.now() % 30_000;
+  if (into > 30_000 - marginMs) await new Promise((r) => setTimeout(r, 30_000 - into + 200));
+}
+
+/** The minimal `ws` client surface the suites use. */
+export interface WsClient {
+  on(event: 'close', listener: (code: number) => void): void;
+  on(event: 'message', listener: (data: unknown) => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'open', listener: () => void): void;
+  close(): void;
+}
+
+/** `ws` is a dependency of @svc/core (not of the repository root's types): borrowed from there. */
+export const WebSocketClient = createRequire(
+  fileURLToPath(new URL('../../packages/core/package.json', import.meta.url)),
+)('ws').WebSocket as new (url: string) => WsClient;
+
+/** Base64url of a JSON value or a string. */
+export function b64url(value: unknown): string {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
+
+/** A JWT assembled by hand: header and payload as given, signature by `sign` over `header.payload`. */
+export function craftJwt(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  sign: (input: string) => string = () => '',
+): string {
+  const input = `${b64url(header)}.${b64url(payload)}`;
+  return `${input}.${sign(input)}`;
+}
+
+/** HMAC signature (base64url) of `input` with `key`, for `craftJwt`. */
+export function hmacSigner(key: string | Buffer, hash: 'sha256' | 'sha384' | 'sha512' = 'sha256') {
+  return (input: string) => createHmac(hash, key).update(input).digest('base64url');
+}
+
+/** Runs `tasks` with at most `limit` in flight. */
+export async function inBatches<T>(tasks: (() => Promise<T>)[], limit = 8): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await tasks[i]!();
+      }
+    }),
+  );
+  return results;
+}
