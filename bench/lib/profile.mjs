@@ -35,6 +35,11 @@ try {
       contentType: 'application/x-www-form-urlencoded',
     },
   };
+  if (scenario === 'refresh') {
+    const seedTokens = [];
+    for (let i = 0; i < 30; i++) seedTokens.push((await login(server.base, READER)).refresh_token);
+    jobs.refresh = { url: url('/api/auth/refresh-token'), chain: 'refresh', seedTokens };
+  }
   const loader = fork(join(import.meta.dirname, 'load.mjs'), { stdio: 'inherit' });
   const result = await new Promise((resolve) => {
     loader.once('message', resolve);
