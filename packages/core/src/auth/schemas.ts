@@ -1,61 +1,12 @@
 import { z } from 'zod';
+import { UserOut } from '../kernel/user-out.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from './constants.js';
 
-/** The user as clients see it (SPEC "User", camelCase; timestamps ISO 8601). */
-export const UserOut = z.object({
-  id: z.string(),
-  username: z.string(),
-  email: z.string().nullable(),
-  firstName: z.string(),
-  lastName: z.string(),
-  isActive: z.boolean(),
-  isStaff: z.boolean(),
-  isSuperuser: z.boolean(),
-  emailVerifiedAt: z.string().nullable(),
-  lastLoginAt: z.string().nullable(),
-  createdAt: z.string(),
-});
-export type UserOut = z.infer<typeof UserOut>;
+export { UserOut, toUserOut } from '../kernel/user-out.js';
 
 /** `GET /auth/user` and `PATCH /auth/user`: the user with effective permission codenames. */
 export const CurrentUserOut = UserOut.extend({ permissions: z.array(z.string()) });
 export type CurrentUserOut = z.infer<typeof CurrentUserOut>;
-
-interface UserLike {
-  id: string;
-  username: string;
-  email?: string | null;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  isStaff: boolean;
-  isSuperuser: boolean;
-  emailVerifiedAt?: Date | null;
-  lastLoginAt?: Date | null;
-  createdAt: Date;
-}
-
-const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
-
-/**
- * A user row (or `AuthUser`) in its public JSON shape; never carries the hash or lock state.
- * @example return toUserOut(row);
- */
-export function toUserOut(row: UserLike): UserOut {
-  return {
-    id: row.id,
-    username: row.username,
-    email: row.email ?? null,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    isActive: row.isActive,
-    isStaff: row.isStaff,
-    isSuperuser: row.isSuperuser,
-    emailVerifiedAt: iso(row.emailVerifiedAt),
-    lastLoginAt: iso(row.lastLoginAt),
-    createdAt: row.createdAt.toISOString(),
-  };
-}
 
 /** `POST /auth/token` form body (OAuth2 password flow; other OAuth2 fields are ignored). */
 export const LoginForm = z.object({

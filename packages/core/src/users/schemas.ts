@@ -1,22 +1,9 @@
 import { z } from 'zod';
+import { UserOut } from '../kernel/user-out.js';
 import { PaginationQuery, pageSchema } from '../kernel/pagination.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './constants.js';
 
-/** A user as the admin routes return it (SPEC "User", camelCase, no secrets). */
-export const UserOut = z.object({
-  id: z.string(),
-  username: z.string(),
-  email: z.string().nullable(),
-  firstName: z.string(),
-  lastName: z.string(),
-  isActive: z.boolean(),
-  isStaff: z.boolean(),
-  isSuperuser: z.boolean(),
-  emailVerifiedAt: z.string().nullable().describe('ISO 8601'),
-  lastLoginAt: z.string().nullable().describe('ISO 8601'),
-  createdAt: z.string().describe('ISO 8601'),
-});
-export type UserOut = z.infer<typeof UserOut>;
+export { UserOut, toUserOut } from '../kernel/user-out.js';
 
 /** `data` of `GET /admin/user` (SPEC "Pagination contract"). */
 export const UserPage = pageSchema(UserOut);
@@ -45,37 +32,3 @@ export const UserPatchBody = z.object({
   isSuperuser: z.boolean().optional(),
 });
 export type UserPatchBody = z.infer<typeof UserPatchBody>;
-
-/** The stored user columns the mapper reads. */
-export interface UserRow {
-  id: string;
-  username: string;
-  email: string | null;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  isStaff: boolean;
-  isSuperuser: boolean;
-  emailVerifiedAt: Date | null;
-  lastLoginAt: Date | null;
-  createdAt: Date;
-}
-
-const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
-
-/** Stored row → {@link UserOut}; the password hash, lock counters and `password_changed_at` never leave. */
-export function toUserOut(row: UserRow): UserOut {
-  return {
-    id: row.id,
-    username: row.username,
-    email: row.email,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    isActive: row.isActive,
-    isStaff: row.isStaff,
-    isSuperuser: row.isSuperuser,
-    emailVerifiedAt: iso(row.emailVerifiedAt),
-    lastLoginAt: iso(row.lastLoginAt),
-    createdAt: row.createdAt.toISOString(),
-  };
-}
