@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { App } from '@svc/core';
 import { CliError } from './errors.js';
@@ -91,6 +91,12 @@ export async function loadApp(options: { baseDir: string; spec?: string }): Prom
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
+    if (file.endsWith('.ts') && !isEsmPackage(options.baseDir)) {
+      // npm init writes "type": "commonjs": main.ts then compiles to CommonJS, which cannot load @svc/core.
+      throw new CliError(
+        `cannot load ${shown}: the project is not an ES module package, so ${shown} cannot import @svc/core; run \`npm pkg set type=module\` (${firstLine(error)})`,
+      );
+    }
     throw new CliError(`cannot load ${shown}: ${firstLine(error)}`);
   }
   if (!(exportName in module)) {
@@ -103,4 +109,36 @@ export async function loadApp(options: { baseDir: string; spec?: string }): Prom
     );
   }
   return app;
+}
+
+/**
+ * Like {@link loadApp}, but a project without an app module yields undefined: commands such as
+ * `svc init` and `svc migrations` work before `main.ts` exists (they then use the core modules only).
+ */
+export async function loadAppIfPresent(options: {
+  baseDir: string;
+  spec?: string;
+}): Promise<App | undefined> {
+  try {
+    resolveAppSpec(options.baseDir, options.spec ?? DEFAULT_APP_SPEC);
+  } catch (error) {
+    if (error instanceof CliError && error.message.startsWith('cannot find the app module')) return undefined;
+    throw error;
+  }
+  return loadApp(options);
+}
+
+/** Whether the nearest package.json above `dir` says `"type": "module"`. */
+function isEsmPackage(dir: string): boolean {
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    const manifest = join(current, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: string }).type === 'module';
+      } catch {
+        return false;
+      }
+    }
+    if (dirname(current) === current) return false;
+  }
 }

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
-import { ConfigError, loadSettings, type Settings, type SettingsInput } from '@svc/core';
+import { ConfigError, loadSettings, type Database, type Settings, type SettingsInput } from '@svc/core';
+import { createLogger, effectiveLogLevel, openDatabase, redactUrl, type Logger } from '@svc/core/internal';
+import { firstLine } from './load-app.js';
 import { CliError } from './errors.js';
 
 /** Absolute project directory of `--base-dir` (SPEC "Command-line interface": default `.`). */
@@ -38,5 +40,30 @@ export function loadProjectSettings(options: ProjectSettingsOptions): Settings {
       throw new CliError((error as Error).message);
     }
     throw error;
+  }
+}
+
+/**
+ * Opens the project's auth database (`auth_database_url`, else `database_url`) with a logger on stderr.
+ * A missing URL or a database that cannot be opened is a {@link CliError} naming the fix.
+ */
+export function openAuthDatabase(
+  settings: Settings,
+  baseDir: string,
+): { db: Database; log: Logger; url: string } {
+  const url = settings.auth_database_url || settings.database_url;
+  if (!url) {
+    throw new CliError(
+      `no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env (or run svc init)`,
+    );
+  }
+  const log = createLogger(
+    { level: effectiveLogLevel(settings), format: settings.log_format, stream: process.stderr },
+    'svc',
+  );
+  try {
+    return { db: openDatabase({ url, settings, log: log.child('db'), baseDir }), log, url };
+  } catch (error) {
+    throw new CliError(`cannot open the auth database ${redactUrl(url)}: ${firstLine(error)}`);
   }
 }

@@ -285,6 +285,15 @@ describe('svc serve: startup problems', () => {
       const yamlSecret = startCli([...base, makeProject({ 'svc.yaml': `secret_key: ${SECRET}\n` })]);
       const noExport = startCli([...base, makeProject(), '--app', 'main:application']);
       const noModule = startCli([...base, makeProject(), '--app', 'server:app']);
+      const commonJs = startCli([
+        ...base,
+        makeProject({
+          'package.json': '{ "type": "commonjs" }\n',
+          'main.ts': "import { createApp } from '@svc/core';\nexport const app = createApp();\n",
+        }),
+        '--app',
+        'main.ts:app',
+      ]);
       await Promise.all([
         expectStartupRefused(noSecret, /secret_key is not set/),
         expectStartupRefused(shortSecret, /secret_key is too short/),
@@ -292,6 +301,7 @@ describe('svc serve: startup problems', () => {
         expectStartupRefused(yamlSecret, /svc\.yaml: 'secret_key' is a secret/),
         expectStartupRefused(noExport, /main\.mjs has no export 'application'/),
         expectStartupRefused(noModule, /none of server\.ts, server\.js, server\.mjs exists/),
+        expectStartupRefused(commonJs, /not an ES module package.*npm pkg set type=module/),
       ]);
     },
     TEST_MS,

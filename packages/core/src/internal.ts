@@ -17,3 +17,4 @@ export { createUserManager, UserManagementError, type UserManager } from './user
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
 export { hashPassword, verifyPassword } from './auth/passwords.js';
+export { isMissingTableError } from './kernel/errors/format.js';

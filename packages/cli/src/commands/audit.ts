@@ -2,9 +2,7 @@ import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { firstLine } from '../load-app.js';
-import { loadProjectSettings, resolveBaseDir } from '../project.js';
-
-type Database = ReturnType<typeof internal.openDatabase>;
+import { loadProjectSettings, openAuthDatabase, resolveBaseDir } from '../project.js';
 
 interface GlobalArgs {
   baseDir?: string;
@@ -34,36 +32,12 @@ export function purgeDays(option: number | undefined, retentionDays: number): nu
   );
 }
 
-function isMissingTable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e: any = error; e && typeof e === 'object' && !seen.has(e); e = e.cause) {
-    seen.add(e);
-    if (e.code === '42P01' || /no such table/i.test(String(e.message))) return true;
-  }
-  return false;
-}
-
 async function purge(argv: AuditPurgeArgs): Promise<void> {
   const baseDir = resolveBaseDir(argv.baseDir);
   // Purging needs no signing key: only the database settings matter.
   const settings = loadProjectSettings({ baseDir, requireSecretKey: false });
   const days = purgeDays(argv.days, settings.activity_log_retention_days);
-  const url = settings.auth_database_url || settings.database_url;
-  if (!url) {
-    throw new CliError(
-      `no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env (or run svc init)`,
-    );
-  }
-  const log = internal.createLogger(
-    { level: internal.effectiveLogLevel(settings), format: settings.log_format, stream: process.stderr },
-    'svc',
-  );
-  let db: Database;
-  try {
-    db = internal.openDatabase({ url, settings, log: log.child('db'), baseDir });
-  } catch (error) {
-    throw new CliError(`cannot open the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
-  }
+  const { db } = openAuthDatabase(settings, baseDir);
   const table = internal.tableName(settings, 'activity_log');
   try {
     const result = await internal.purgeActivityLog(db, settings, {
@@ -78,7 +52,7 @@ async function purge(argv: AuditPurgeArgs): Promise<void> {
         : `deleted ${result.deleted} activity log entries older than ${days} days (before ${before})\n`,
     );
   } catch (error) {
-    if (isMissingTable(error)) {
+    if (internal.isMissingTableError(error)) {
       throw new CliError(
         `the activity log table ${table} does not exist: run svc migrations upgrade (or svc init)`,
       );

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { App, Database, Settings } from '@svc/core';
 import {
   buildAuthSchema,
@@ -28,38 +26,11 @@ import {
 } from '@svc/migrations';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
+import { loadAppIfPresent } from '../load-app.js';
 
-/** Where `--app main:app` is looked for, in this order. */
-const APP_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
-
-/**
- * Imports the project's app (`--app module:export`, default `main:app`) when its file exists, so commands see
- * the module list and the `settings` given to `createApp` (SPEC "Command-line interface": commands read the
- * module list from the project directory). The module must not start a server when imported.
- */
-export async function loadProjectApp(baseDir: string, spec = 'main:app'): Promise<App | undefined> {
-  const [modulePath, exportName = 'app'] = spec.split(':');
-  const candidates = /\.[cm]?[jt]s$/.test(modulePath!)
-    ? [join(baseDir, modulePath!)]
-    : APP_EXTENSIONS.map((ext) => join(baseDir, `${modulePath}${ext}`));
-  const file = candidates.find((f) => existsSync(f));
-  if (!file) return undefined;
-  let loaded: Record<string, unknown>;
-  try {
-    if (/\.m?ts$/.test(file)) {
-      const { tsImport } = await import('tsx/esm/api');
-      loaded = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
-    } else {
-      loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    }
-  } catch (error) {
-    throw new CliError(`cannot load ${relative(process.cwd(), file) || file}: ${(error as Error).message}`);
-  }
-  const app = loaded[exportName] ?? (loaded.default as Record<string, unknown> | undefined)?.[exportName];
-  if (!app || typeof app !== 'object' || !('options' in app)) {
-    throw new CliError(`${file} has no export '${exportName}' made by createApp() (--app ${spec})`);
-  }
-  return app as App;
+/** Imports the project's app when its module exists (commands read its module list and settings). */
+export function loadProjectApp(baseDir: string, spec?: string): Promise<App | undefined> {
+  return loadAppIfPresent({ baseDir, spec });
 }
 
 /** What every migrations command works on: settings, database URL and dialect, live schema, folder. */
@@ -90,7 +61,8 @@ export async function migrationContext(options: {
   const authUrl = settings.auth_database_url || settings.database_url;
   // The auth target holds the core's tables (and project modules'); any other target is one of the
   // project's `migrationTargets`, in the main database unless it says otherwise.
-  const projectTarget = options.target === DEFAULT_TARGET ? undefined : options.app?.options.migrationTargets?.[options.target];
+  const projectTarget =
+    options.target === DEFAULT_TARGET ? undefined : options.app?.options.migrationTargets?.[options.target];
   if (options.target !== DEFAULT_TARGET && !projectTarget) {
     const known = [DEFAULT_TARGET, ...Object.keys(options.app?.options.migrationTargets ?? {})];
     throw new CliError(`unknown migration target '${options.target}': the app defines ${known.join(', ')}`);
@@ -118,7 +90,9 @@ export async function migrationContext(options: {
     settings,
     url,
     dialect,
-    schema: projectTarget ? projectTarget.tables(settings, dialect) : buildAuthSchema(settings, dialect, modules),
+    schema: projectTarget
+      ? projectTarget.tables(settings, dialect)
+      : buildAuthSchema(settings, dialect, modules),
     versionTable: versionTableName(settings),
   };
 }

@@ -4,7 +4,8 @@ import { createAuthSchema, z } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { loadProjectSettings, resolveBaseDir } from '../project.js';
+import { firstLine } from '../load-app.js';
+import { loadProjectSettings, openAuthDatabase, resolveBaseDir } from '../project.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
 export const CLI_MIN_PASSWORD_LENGTH = 8;
@@ -37,15 +38,6 @@ interface UserProject {
   close(): Promise<void>;
 }
 
-function isMissingTable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e: any = error; e && typeof e === 'object' && !seen.has(e); e = e.cause) {
-    seen.add(e);
-    if (e.code === '42P01' || /no such table/i.test(String(e.message))) return true;
-  }
-  return false;
-}
-
 /**
  * Reads `.env`/`svc.yaml` of the project (SPEC "Command-line interface"), refusing a missing secret key like the
  * server (SPEC "Startup rules" 1), opens the auth database and checks that its schema exists.
@@ -53,22 +45,7 @@ function isMissingTable(error: unknown): boolean {
 async function openUserProject(baseDirOption: string | undefined): Promise<UserProject> {
   const baseDir = resolveBaseDir(baseDirOption);
   const settings = loadProjectSettings({ baseDir });
-  const url = settings.auth_database_url || settings.database_url;
-  if (!url) {
-    throw new CliError(
-      `no auth database configured in ${baseDir}: set SVC_AUTH_DATABASE_URL in .env (or run svc init)`,
-    );
-  }
-  const log = internal.createLogger(
-    { level: internal.effectiveLogLevel(settings), format: settings.log_format, stream: process.stderr },
-    'svc',
-  );
-  let db: Database;
-  try {
-    db = internal.openDatabase({ url, settings, log: log.child('db'), baseDir });
-  } catch (error) {
-    throw new CliError(`cannot open the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
-  }
+  const { db, url } = openAuthDatabase(settings, baseDir);
   const tables = internal.coreTables(settings, db.dialect);
   try {
     if (settings.auto_create_auth_schema) {
@@ -77,7 +54,7 @@ async function openUserProject(baseDirOption: string | undefined): Promise<UserP
     await db.orm.select({ id: tables.user.id }).from(tables.user).limit(1);
   } catch (error) {
     await db.close().catch(() => undefined);
-    if (isMissingTable(error)) {
+    if (internal.isMissingTableError(error)) {
       throw new CliError(
         `the auth schema does not exist in ${internal.redactUrl(url)}: run svc migrations upgrade (or svc init)`,
       );
@@ -95,11 +72,6 @@ async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Pr
     closePrompts();
     await project.close().catch(() => undefined);
   }
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n').find((line) => line.trim() !== '') ?? 'unknown error';
 }
 
 // ---------------------------------------------------------------------------------------------------------------

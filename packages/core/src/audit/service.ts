@@ -3,12 +3,8 @@ import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
 import { DEFAULT_ORDER_BY } from './constants.js';
 import { pathFragments } from './sanitize.js';
 import type { ActivityLogQuery, ActivityOut, RecentActivityQuery } from './schemas.js';
-import {
-  isMissingTableError,
-  sortableActivityColumns,
-  type ActivityFilters,
-  type ActivityStore,
-} from './store.js';
+import { isMissingTableError } from '../kernel/errors/format.js';
+import { sortableActivityColumns, type ActivityFilters, type ActivityStore } from './store.js';
 import type { ActivityLogTable, StoredActivity } from './tables.js';
 
 export interface ActivityServiceDeps {

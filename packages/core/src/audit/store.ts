@@ -42,20 +42,6 @@ export interface ActivityListOptions {
   offset: number;
 }
 
-/** True when `error` (or a cause of it) says the table does not exist, on either dialect. */
-export function isMissingTableError(error: unknown): boolean {
-  for (
-    let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
-    e && depth < 5;
-    depth++
-  ) {
-    if (e.code === '42P01') return true; // PostgreSQL undefined_table
-    if (typeof e.message === 'string' && /no such table/i.test(e.message)) return true; // SQLite
-    e = e.cause as typeof e;
-  }
-  return false;
-}
-
 /** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
 export function createActivityStore(db: Database, table: ActivityLogTable) {
   const orm = db.orm;

@@ -1,6 +1,7 @@
+import type * as DrizzleKit from 'drizzle-kit/api';
 import type { Dialect } from './tables.js';
 
-type DrizzleKitApi = typeof import('drizzle-kit/api');
+type DrizzleKitApi = typeof DrizzleKit;
 let api: Promise<DrizzleKitApi> | undefined;
 
 /** drizzle-kit's programmatic API, loaded on first use (it is only needed for DDL). */

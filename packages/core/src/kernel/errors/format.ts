@@ -63,3 +63,18 @@ export function mapDatabaseError(error: unknown): SvcError | undefined {
   }
   return undefined;
 }
+
+/** True when `error` (or a cause of it) says a table does not exist, on either dialect. */
+export function isMissingTableError(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (
+    let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+    e && !seen.has(e);
+  ) {
+    seen.add(e);
+    if (e.code === '42P01') return true; // PostgreSQL undefined_table
+    if (typeof e.message === 'string' && /no such table/i.test(e.message)) return true; // SQLite
+    e = e.cause as typeof e;
+  }
+  return false;
+}

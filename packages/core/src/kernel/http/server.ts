@@ -4,9 +4,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import type { Settings } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { errorBody, mapDatabaseError } from '../errors/format.js';
+import { mapDatabaseError } from '../errors/format.js';
 import { SvcError } from '../errors/svc-error.js';
-import { negotiateLocale, resolveLocale, translator, type Translate } from '../i18n/index.js';
+import { negotiateLocale, resolveLocale, translator } from '../i18n/index.js';
 import { isValidRequestId, requestContext } from '../log/context.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord } from '../module.js';
@@ -74,7 +74,10 @@ export function apiBase(settings: Settings): string {
 function isDisabled(entries: string[], method: HttpMethod, fullPath: string, settings: Settings): boolean {
   if (entries.length === 0) return false;
   const norm = (p: string) => p.replace(/\/+$/, '') || '/';
-  const relative = [norm(fullPath.slice('/api'.length) || '/'), norm(fullPath.slice(apiBase(settings).length) || '/')];
+  const relative = [
+    norm(fullPath.slice('/api'.length) || '/'),
+    norm(fullPath.slice(apiBase(settings).length) || '/'),
+  ];
   return entries.some((entry) => {
     const [first, second] = entry.trim().split(/\s+/, 2);
     const [m, p] = second !== undefined ? [first!.toUpperCase(), second] : [undefined, first!];
@@ -211,7 +214,11 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
         logAs: res.locals.logAs,
         params: res.locals.params,
         user: res.locals.user
-          ? { id: res.locals.user.id, username: res.locals.user.username, isSuperuser: res.locals.user.isSuperuser }
+          ? {
+              id: res.locals.user.id,
+              username: res.locals.user.username,
+              isSuperuser: res.locals.user.isSuperuser,
+            }
           : res.locals.user === null
             ? null
             : undefined,
