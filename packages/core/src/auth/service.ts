@@ -96,19 +96,22 @@ export async function createAuthService(deps: AuthServiceDeps) {
   }
 
   /**
-   * One password attempt on the lockout counter (SPEC "Account login lock"): counted atomically BEFORE the
-   * check, so parallel guesses can never exceed `login_max_attempts`; a locked account still verifies
-   * (same cost) and answers 'locked'.
+   * One password attempt on the lockout counter (SPEC "Account login lock"): counted atomically before the
+   * outcome is used, so parallel guesses can never exceed `login_max_attempts`; a locked account still
+   * verifies (same cost) and answers 'locked'.
    */
   async function attemptPassword(row: UserRow, password: string): Promise<'ok' | 'wrong' | 'locked'> {
     const at = now();
     const lockUntil = new Date(at.getTime() + settings.login_lockout_minutes * 60_000);
-    const count = await store.countAttempt(row.id, settings.login_max_attempts, at, lockUntil);
-    if (!count.counted) {
-      await verifyPassword(row.passwordHash, password);
-      return 'locked';
-    }
-    if (await verifyPassword(row.passwordHash, password)) {
+    // The counting write runs while Argon2 verifies (issue 11, login timing): awaited one after the other, a
+    // wrong password for an existing account cost a committed write more than an unknown or inactive one
+    // (measured on PostgreSQL: +6 to 12 ms). The result is used only once the attempt is counted.
+    const [count, matches] = await Promise.all([
+      store.countAttempt(row.id, settings.login_max_attempts, at, lockUntil),
+      verifyPassword(row.passwordHash, password),
+    ]);
+    if (!count.counted) return 'locked';
+    if (matches) {
       await store.resetAttempts(row.id, count.lockedNow ? count.lockedUntil : null);
       return 'ok';
     }

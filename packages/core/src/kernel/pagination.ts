@@ -23,7 +23,11 @@ export interface Page<T> {
   pages: number;
 }
 
-export function pageOf<T>(items: T[], total: number, query: Pick<PaginationQuery, 'page' | 'pageSize'>): Page<T> {
+export function pageOf<T>(
+  items: T[],
+  total: number,
+  query: Pick<PaginationQuery, 'page' | 'pageSize'>,
+): Page<T> {
   return {
     items,
     total,

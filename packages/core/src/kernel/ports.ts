@@ -23,7 +23,10 @@ export interface Authenticator {
    * SPEC "Authentication" 3 (401s, and 400 `user.disabled` for an inactive user). With `withPermissions` the
    * same query also returns the effective permission codenames (routes that require permissions).
    */
-  authenticate(token: string, options?: { withPermissions?: boolean }): Promise<AuthUser & { permissions?: string[] }>;
+  authenticate(
+    token: string,
+    options?: { withPermissions?: boolean },
+  ): Promise<AuthUser & { permissions?: string[] }>;
   /** Decodes an access token without a database query (activity log); null when invalid. */
   peek(token: string): { userId: string; username?: string } | null;
   /** The first superuser (for `swagger_noauth`), or null. */
@@ -96,7 +99,9 @@ export interface LoginGuard {
   /** Counts one failure (a wrong MFA code); true when the account is now locked. */
   recordFailure(userId: string): Promise<boolean>;
   /** Issues the token pair after a completed login (MFA verify), emits `login`. */
-  completeLogin(user: AuthUser): Promise<{ access_token: string; token_type: 'bearer'; refresh_token: string }>;
+  completeLogin(
+    user: AuthUser,
+  ): Promise<{ access_token: string; token_type: 'bearer'; refresh_token: string }>;
   hashPassword(password: string): Promise<string>;
 }
 

@@ -146,7 +146,8 @@ export interface Router {
  */
 export function defineRouter(options: RouterOptions = {}): Router {
   const routes: RouteDefinition[] = [];
-  const name = options.name ?? ((options.prefix ?? '').replace(/^\/+|\/+$/g, '').replace(/\//g, '.') || 'root');
+  const name =
+    options.name ?? ((options.prefix ?? '').replace(/^\/+|\/+$/g, '').replace(/\//g, '.') || 'root');
   const add =
     (method: HttpMethod) =>
     (path: string, routeOptions: RouteOptions<any, any, any>, handler: (ctx: any) => unknown): Router => {

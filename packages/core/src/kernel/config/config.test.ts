@@ -51,7 +51,10 @@ describe('settings loading', () => {
   });
 
   it('lets environment and .env win over the YAML file', () => {
-    writeFileSync(join(dir, 'svc.yaml'), 'port: 9001\nhost: 0.0.0.0\napp_name: FromYaml\nlogin_max_attempts: 3\n');
+    writeFileSync(
+      join(dir, 'svc.yaml'),
+      'port: 9001\nhost: 0.0.0.0\napp_name: FromYaml\nlogin_max_attempts: 3\n',
+    );
     writeFileSync(join(dir, '.env'), `SVC_SECRET_KEY=${KEY}\nSVC_PORT=9002\nSVC_APP_NAME=FromDotenv\n`);
     const s = loadSettings({ baseDir: dir, env: { SVC_PORT: '9003' } });
     expect(s.port).toBe(9003); // environment
@@ -77,7 +80,10 @@ describe('settings loading', () => {
 
   it('accepts list settings as a list or a comma-separated string', () => {
     writeFileSync(join(dir, 'svc.yaml'), 'disable_routers: [a, b]\nevents_public_types: login\n');
-    const s = loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: KEY, SVC_DISABLE_ROUTES: 'GET /x, /y ,' } });
+    const s = loadSettings({
+      baseDir: dir,
+      env: { SVC_SECRET_KEY: KEY, SVC_DISABLE_ROUTES: 'GET /x, /y ,' },
+    });
     expect(s.disable_routers).toEqual(['a', 'b']);
     expect(s.disable_routes).toEqual(['GET /x', '/y']);
     expect(s.events_public_types).toEqual(['login']);
@@ -102,13 +108,15 @@ describe('settings loading', () => {
     } catch (error) {
       expect((error as Error).message).not.toContain('\n');
     }
-    expect(loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: 'x'.repeat(32) } }).secret_key).toHaveLength(32);
+    expect(loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: 'x'.repeat(32) } }).secret_key).toHaveLength(
+      32,
+    );
   });
 
   it('accepts log levels case-insensitively and refuses others', () => {
-    expect(loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: KEY, SVC_LOG_LEVEL: 'warning' } }).log_level).toBe(
-      'WARNING',
-    );
+    expect(
+      loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: KEY, SVC_LOG_LEVEL: 'warning' } }).log_level,
+    ).toBe('WARNING');
     expect(() => loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: KEY, SVC_LOG_LEVEL: 'loud' } })).toThrow(
       /invalid setting 'log_level'/,
     );

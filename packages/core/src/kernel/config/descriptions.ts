@@ -9,7 +9,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Default `excludePaths` of the audit routes; paths containing a fragment are never logged',
     constraint: 'comma-separated fragments',
   },
-  activity_log_retention_days: { meaning: 'Days kept by `svc audit purge`; 0 requires `--days`', constraint: 'min 0' },
+  activity_log_retention_days: {
+    meaning: 'Days kept by `svc audit purge`; 0 requires `--days`',
+    constraint: 'min 0',
+  },
   activity_log_table: { meaning: 'Table name; empty means table_prefix + activity_log' },
   algorithm: { meaning: 'JWT signing algorithm', constraint: 'HS256, HS384, HS512' },
   api_v1_prefix: { meaning: 'Prefix added to every API route' },
@@ -27,12 +30,21 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   cache_max_entries: { meaning: 'Maximum entries of the in-process cache', constraint: 'min 1' },
   cache_prefix: { meaning: 'Prefix of cache keys' },
   cache_url: {
-    meaning: 'Empty: in-process cache; otherwise a shared Redis server (needed with several workers or hosts)',
+    meaning:
+      'Empty: in-process cache; otherwise a shared Redis server (needed with several workers or hosts)',
     constraint: 'empty, or starts with redis://, rediss:// or unix://',
   },
-  database_url: { meaning: 'URL of the main database; empty uses the auth database. Secret: environment or .env only' },
-  db_max_overflow: { meaning: 'Extra connections above db_pool_size under load, per process', constraint: '0 to 500' },
-  db_pool_recycle: { meaning: 'Seconds after which a connection is replaced; -1 never', constraint: 'min -1' },
+  database_url: {
+    meaning: 'URL of the main database; empty uses the auth database. Secret: environment or .env only',
+  },
+  db_max_overflow: {
+    meaning: 'Extra connections above db_pool_size under load, per process',
+    constraint: '0 to 500',
+  },
+  db_pool_recycle: {
+    meaning: 'Seconds after which a connection is replaced; -1 never',
+    constraint: 'min -1',
+  },
   db_pool_size: {
     meaning: 'Connections a server database keeps open, per process (a file database has no pool)',
     constraint: '1 to 500',
@@ -40,28 +52,36 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   db_pool_timeout: { meaning: 'Seconds to wait for a connection before failing', constraint: 'min 1' },
   dbdebug: { meaning: 'Log SQL statements (may log sensitive parameters)' },
   debug: {
-    meaning: 'Unhandled errors return the traceback to clients; default log level becomes DEBUG. Development only',
+    meaning:
+      'Unhandled errors return the traceback to clients; default log level becomes DEBUG. Development only',
   },
   default_locale: { meaning: 'Language of API error messages (en and de ship)', constraint: 'language tag' },
   description: { meaning: 'Project description shown in the health route and the API documentation' },
   disable_core_routers: {
-    meaning: 'Core routers not to mount: auth, settings, users, permissions, mfa, events, audit, health, version',
+    meaning:
+      'Core routers not to mount: auth, settings, users, permissions, mfa, events, audit, health, version',
   },
   disable_core_routes: {
     meaning: 'Core routes not to expose at all (no 403; the route does not exist)',
     constraint: 'entries `[METHOD ]/path` relative to /api',
   },
   disable_routers: { meaning: 'Project routers not to mount (by router name)' },
-  disable_routes: { meaning: 'Project routes not to expose', constraint: 'entries `[METHOD ]/path` relative to /api' },
+  disable_routes: {
+    meaning: 'Project routes not to expose',
+    constraint: 'entries `[METHOD ]/path` relative to /api',
+  },
   docs_enabled: {
-    meaning: 'Serve the interactive API documentation (`/docs`, `/docs/core`) and the OpenAPI documents; false answers 404',
+    meaning:
+      'Serve the interactive API documentation (`/docs`, `/docs/core`) and the OpenAPI documents; false answers 404',
   },
   envelope_enabled: { meaning: 'Wrap 2xx JSON in `{success, message, data}`' },
   events_allow_query_token: { meaning: 'Accept the access token in the WebSocket URL (`?token=`)' },
   events_broadcast_enabled: { meaning: 'Mount the event routes (ticket and WebSocket)' },
   events_public_types: { meaning: 'Event types sent to every connected client' },
   events_ticket_store: { meaning: 'Where WebSocket tickets live', constraint: 'database, cache' },
-  expose_response_database: { meaning: 'Adds the name of the database the data came from to enveloped responses' },
+  expose_response_database: {
+    meaning: 'Adds the name of the database the data came from to enveloped responses',
+  },
   global_noauth: { meaning: 'Disable authentication on every router. Development only' },
   group_permission_table: { meaning: 'Table name; empty means table_prefix + group_permission' },
   group_table: { meaning: 'Table name; empty means table_prefix + group' },
@@ -82,9 +102,13 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   login_max_attempts: { meaning: 'Failed logins before the account is locked', constraint: 'min 1' },
   mfa_enabled: { meaning: 'Require the second step at login for users who enabled MFA' },
   mfa_encryption_key: {
-    meaning: 'Key of the stored TOTP secrets; empty: derived from secret_key. Secret: environment or .env only',
+    meaning:
+      'Key of the stored TOTP secrets; empty: derived from secret_key. Secret: environment or .env only',
   },
-  mfa_max_attempts: { meaning: 'Wrong MFA codes per login challenge before it is discarded', constraint: 'min 1' },
+  mfa_max_attempts: {
+    meaning: 'Wrong MFA codes per login challenge before it is discarded',
+    constraint: 'min 1',
+  },
   mfa_otp_expire_minutes: {
     meaning: 'Validity of the MFA pending-login token and of email/SMS codes, minutes',
     constraint: 'min 1',
@@ -110,7 +134,8 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     constraint: 'at least 32 characters',
   },
   sqlite_synchronous: {
-    meaning: 'SQLite `synchronous` pragma of the file database (WAL mode): NORMAL is durable across crashes of the process, FULL also across power loss',
+    meaning:
+      'SQLite `synchronous` pragma of the file database (WAL mode): NORMAL is durable across crashes of the process, FULL also across power loss',
     constraint: 'OFF, NORMAL, FULL, EXTRA',
   },
   swagger_noauth: {
@@ -118,7 +143,9 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
       'Interactive docs act as the first superuser without a token. Development only; answers only loopback requests without proxy headers',
   },
   table_prefix: { meaning: 'Prefix of every core table name' },
-  use_accept_language: { meaning: 'Pick the message language from the `Accept-Language` header of each request' },
+  use_accept_language: {
+    meaning: 'Pick the message language from the `Accept-Language` header of each request',
+  },
   version: { meaning: 'Project version shown in the health route and the API documentation' },
   wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
 };

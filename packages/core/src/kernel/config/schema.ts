@@ -3,11 +3,7 @@ import { z } from 'zod';
 /** SPEC "Configuration": list settings accept a list of strings or a comma-separated string. */
 const list = z
   .union([z.array(z.string()), z.string()])
-  .transform((v) =>
-    (Array.isArray(v) ? v : v.split(','))
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0),
-  )
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0))
   .default([]);
 
 const bool = z.preprocess((v) => {
@@ -47,11 +43,9 @@ export const SettingsSchema = z
     auto_create_auth_schema: bool.default(false),
     cache_max_entries: int(1).default(10000),
     cache_prefix: str.default('svc:'),
-    cache_url: str
-      .default('')
-      .refine((v) => v === '' || /^(redis|rediss|unix):\/\//.test(v), {
-        message: 'must be empty or start with redis://, rediss:// or unix://',
-      }),
+    cache_url: str.default('').refine((v) => v === '' || /^(redis|rediss|unix):\/\//.test(v), {
+      message: 'must be empty or start with redis://, rediss:// or unix://',
+    }),
     database_url: str.default(''),
     db_max_overflow: int(0, 500).default(10),
     db_pool_recycle: int(-1).default(1800),
@@ -127,7 +121,12 @@ export type Settings = z.output<typeof SettingsSchema>;
 export type SettingsInput = z.input<typeof SettingsSchema>;
 
 /** Settings that are secrets: refused when found in the YAML file (SPEC "Configuration"). */
-export const SECRET_SETTINGS = ['secret_key', 'mfa_encryption_key', 'database_url', 'auth_database_url'] as const;
+export const SECRET_SETTINGS = [
+  'secret_key',
+  'mfa_encryption_key',
+  'database_url',
+  'auth_database_url',
+] as const;
 
 /** SPEC "Startup rules" 1. */
 export const MIN_SECRET_KEY_LENGTH = 32;

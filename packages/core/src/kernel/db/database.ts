@@ -99,7 +99,10 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   return {
     dialect: 'sqlite',
     url: options.url,
-    name: path.split('/').pop()!.replace(/\.[^.]+$/, ''),
+    name: path
+      .split('/')
+      .pop()!
+      .replace(/\.[^.]+$/, ''),
     orm,
     native: client,
     async exec(statement) {

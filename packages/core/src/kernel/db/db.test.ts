@@ -25,9 +25,23 @@ describeEachDatabase('database layer', (database) => {
   it('names tables from table_prefix and the *_table settings', async () => {
     const names =
       db.dialect === 'pg'
-        ? (await db.all<{ name: string }>(sql`select table_name as name from information_schema.tables where table_schema = 'public'`)).map((r) => r.name)
-        : (await db.all<{ name: string }>(sql`select name from sqlite_master where type = 'table'`)).map((r) => r.name);
-    expect(names).toEqual(expect.arrayContaining(['people', 'app_group', 'app_permission', 'app_refresh_token', 'app_user_settings']));
+        ? (
+            await db.all<{ name: string }>(
+              sql`select table_name as name from information_schema.tables where table_schema = 'public'`,
+            )
+          ).map((r) => r.name)
+        : (await db.all<{ name: string }>(sql`select name from sqlite_master where type = 'table'`)).map(
+            (r) => r.name,
+          );
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'people',
+        'app_group',
+        'app_permission',
+        'app_refresh_token',
+        'app_user_settings',
+      ]),
+    );
     expect(names).not.toContain('app_user');
   });
 
@@ -40,7 +54,10 @@ describeEachDatabase('database layer', (database) => {
     const [group] = await db.orm.insert(t.group).values({ name: 'g1' }).returning();
     await db.orm.insert(t.userGroup).values({ userId: user!.id, groupId: group!.id });
     const dangling = db.orm.insert(t.userGroup).values({ userId: user!.id, groupId: 999999 }).returning();
-    const error = await dangling.then(() => null, (e: unknown) => e);
+    const error = await dangling.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(mapDatabaseError(error)?.code).toBe('db.invalid_value');
     await db.orm.delete(t.user).where(eq(t.user.id, user!.id)).returning();
     expect(await db.orm.select().from(t.userGroup).where(eq(t.userGroup.groupId, group!.id))).toEqual([]);
@@ -48,7 +65,14 @@ describeEachDatabase('database layer', (database) => {
 
   it('maps unique violations to db.conflict', async () => {
     await db.orm.insert(t.permission).values({ codename: 'dup.x' }).returning();
-    const error = await db.orm.insert(t.permission).values({ codename: 'dup.x' }).returning().then(() => null, (e: unknown) => e);
+    const error = await db.orm
+      .insert(t.permission)
+      .values({ codename: 'dup.x' })
+      .returning()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(mapDatabaseError(error)?.code).toBe('db.conflict');
   });
 
@@ -58,7 +82,13 @@ describeEachDatabase('database layer', (database) => {
       .insert(t.user)
       .values({ username: 'types', passwordHash: 'x', isStaff: true, lastLoginAt: at })
       .returning();
-    expect(user).toMatchObject({ isStaff: true, isSuperuser: false, isActive: true, lastLoginAt: at, email: null });
+    expect(user).toMatchObject({
+      isStaff: true,
+      isSuperuser: false,
+      isActive: true,
+      lastLoginAt: at,
+      email: null,
+    });
     expect(user!.createdAt).toBeInstanceOf(Date);
     await db.orm.insert(t.userSettings).values({ userId: user!.id, data: { appearance: { theme: 'dark' } } });
     const [row] = await db.orm.select().from(t.userSettings).where(eq(t.userSettings.userId, user!.id));
@@ -100,7 +130,11 @@ describe('SQLite connection settings (issue #12)', () => {
       ['NORMAL', 1],
       ['FULL', 2],
     ] as const) {
-      const db = openDatabase({ url: file.url, settings: SettingsSchema.parse({ sqlite_synchronous: mode }), log });
+      const db = openDatabase({
+        url: file.url,
+        settings: SettingsSchema.parse({ sqlite_synchronous: mode }),
+        log,
+      });
       const client = db.native as BetterSqlite3.Database;
       expect(client.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(client.pragma('synchronous', { simple: true })).toBe(expected);

@@ -242,7 +242,16 @@ export function pgCoreTables(settings: Settings): CoreTables {
       .notNull()
       .$defaultFn(() => new Date()),
   });
-  const tables = { user, group, permission, groupPermission, userGroup, userPermission, refreshToken, userSettings };
+  const tables = {
+    user,
+    group,
+    permission,
+    groupPermission,
+    userGroup,
+    userPermission,
+    refreshToken,
+    userSettings,
+  };
   return tables as unknown as CoreTables;
 }
 

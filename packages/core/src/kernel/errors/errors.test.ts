@@ -16,13 +16,19 @@ describe('error code registry', () => {
   });
 
   it('has no error message without a code', () => {
-    const messageCodes = Object.keys(en).filter((key) => /^[a-z_]+\.[a-z_]+$/.test(key) && !key.startsWith('settings.'));
-    const orphans = messageCodes.filter((key) => !(key in ERROR_CODES) && /^(auth|user|mfa|db|access|request|server|health|cache)\./.test(key));
+    const messageCodes = Object.keys(en).filter(
+      (key) => /^[a-z_]+\.[a-z_]+$/.test(key) && !key.startsWith('settings.'),
+    );
+    const orphans = messageCodes.filter(
+      (key) => !(key in ERROR_CODES) && /^(auth|user|mfa|db|access|request|server|health|cache)\./.test(key),
+    );
     expect(orphans).toEqual([]);
   });
 
   it('lists every code in docs/errors.md with its status', () => {
-    const missing = codes.filter((code) => !docs.includes(`| ${ERROR_CODES[code as keyof typeof ERROR_CODES].status} | \`${code}\` |`));
+    const missing = codes.filter(
+      (code) => !docs.includes(`| ${ERROR_CODES[code as keyof typeof ERROR_CODES].status} | \`${code}\` |`),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -37,8 +37,13 @@ describeEachDatabase('access log and request ids in log lines', (database) => {
       );
       const access = records.filter((r) => r.logger === 'svc.access');
       expect(access).toHaveLength(2);
-      for (const r of records) expect(Object.keys(r)).toEqual(expect.arrayContaining(['time', 'level', 'logger', 'message', 'request_id']));
-      expect(records.some((r) => String(r.message).startsWith('SQL ') && String(r.message).includes('select'))).toBe(true);
+      for (const r of records)
+        expect(Object.keys(r)).toEqual(
+          expect.arrayContaining(['time', 'level', 'logger', 'message', 'request_id']),
+        );
+      expect(
+        records.some((r) => String(r.message).startsWith('SQL ') && String(r.message).includes('select')),
+      ).toBe(true);
     } finally {
       await app.close();
     }

@@ -112,7 +112,10 @@ export function mountDocs(app: express.Express, options: DocsOptions): void {
   if (!options.settings.docs_enabled) return;
   let documents: { project: Record<string, unknown>; core: Record<string, unknown> } | undefined;
   const build = () =>
-    (documents ??= { project: buildOpenApiDocument(options, false), core: buildOpenApiDocument(options, true) });
+    (documents ??= {
+      project: buildOpenApiDocument(options, false),
+      core: buildOpenApiDocument(options, true),
+    });
   // swagger_noauth is a development aid: only direct loopback requests may use the docs then.
   const localOnly: express.RequestHandler = (req, res, next) => {
     if (options.settings.swagger_noauth && !isLocalDirect(req)) {

@@ -79,7 +79,8 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     const loaded = (user as AuthUser & { permissions?: string[] }).permissions;
     const held = new Set(loaded ?? (await ports.get('permissions').effectivePermissions(user.id)));
     const missing = requirements.permissions.filter((p) => !held.has(p));
-    if (missing.length > 0) throw new SvcError('access.permissions_missing', { params: { permissions: missing } });
+    if (missing.length > 0)
+      throw new SvcError('access.permissions_missing', { params: { permissions: missing } });
   }
   return user;
 }

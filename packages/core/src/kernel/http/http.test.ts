@@ -121,7 +121,9 @@ describeEachDatabase('HTTP kernel', (database) => {
     expect(kept.headers.get('x-request-id')).toBe('abc-123_x.y');
     expect(kept.body.data.id).toBe('abc-123_x.y');
     for (const bad of ['has space', 'x'.repeat(65), 'semi;colon', 'ü']) {
-      const res = await app.get('/api/open/requestid', { headers: { 'X-Request-ID': encodeURI(bad) === bad ? bad : 'a%20b' } });
+      const res = await app.get('/api/open/requestid', {
+        headers: { 'X-Request-ID': encodeURI(bad) === bad ? bad : 'a%20b' },
+      });
       const id = res.headers.get('x-request-id');
       expect(id).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
       expect(id).not.toBe(bad);
@@ -136,7 +138,10 @@ describeEachDatabase('HTTP kernel', (database) => {
     const res = await app.get('/api/closed/');
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(res.body.detail[0]).toMatchObject({ code: 'auth.not_authenticated', loc: ['header', 'Authorization'] });
+    expect(res.body.detail[0]).toMatchObject({
+      code: 'auth.not_authenticated',
+      loc: ['header', 'Authorization'],
+    });
   });
 
   it('exposes Retry-After to other origins and answers preflights', async () => {
@@ -176,7 +181,10 @@ describeEachDatabase('HTTP kernel', (database) => {
     expect(project.body.openapi).toBe('3.1.0');
     expect(Object.keys(project.body.paths)).toEqual(expect.arrayContaining(['/api/open/echo/{itemId}']));
     expect(Object.keys(project.body.paths).some((p) => p.startsWith('/api/health'))).toBe(false);
-    expect(project.body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(project.body.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
     const core = await app.get('/openapi-core.json');
     expect(Object.keys(core.body.paths)).toEqual(expect.arrayContaining(['/api/health/', '/api/version/']));
     const ui = await app.get('/docs');
@@ -209,7 +217,9 @@ describeEachDatabase('HTTP kernel settings', (database) => {
     try {
       const res = await exposed.get('/api/open/ping');
       expect(typeof res.body.database).toBe('string');
-      const de = await exposed.get('/api/closed/', { headers: { 'Accept-Language': 'fr;q=0.9, de-CH;q=0.8' } });
+      const de = await exposed.get('/api/closed/', {
+        headers: { 'Accept-Language': 'fr;q=0.9, de-CH;q=0.8' },
+      });
       expect(de.body.detail[0].msg).toBe('Nicht angemeldet.');
       const en = await exposed.get('/api/closed/', { headers: { 'Accept-Language': 'fr' } });
       expect(en.body.detail[0].msg).toBe('Not authenticated.');
@@ -260,7 +270,11 @@ describeEachDatabase('HTTP kernel settings', (database) => {
   });
 
   it('lets global_noauth through routes that need a user', async () => {
-    const app = await startTestApp({ database, routers: projectRouters(), settings: { global_noauth: true } });
+    const app = await startTestApp({
+      database,
+      routers: projectRouters(),
+      settings: { global_noauth: true },
+    });
     try {
       expect((await app.get('/api/closed/')).body.data).toEqual({ secret: true });
     } finally {

@@ -21,4 +21,3 @@ export function sendError(res: Response, error: SvcError, t: Translate): void {
   if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer');
   res.status(error.status).json(errorBody(error, t));
 }
-

@@ -43,7 +43,10 @@ const addContext = winston.format((info) => {
 });
 
 const jsonLine = winston.format.printf((info) => {
-  const { level, message, logger, request_id, exc_info, timestamp, ...rest } = info as Record<string, unknown>;
+  const { level, message, logger, request_id, exc_info, timestamp, ...rest } = info as Record<
+    string,
+    unknown
+  >;
   const extra = Object.fromEntries(Object.entries(rest).filter(([k]) => typeof k === 'string'));
   return JSON.stringify({
     time: timestamp,

@@ -1,12 +1,14 @@
 /** German messages, keyed like `en.ts`. */
 export const de: Record<string, string> = {
   'auth.username_taken': 'Dieser Benutzername ist bereits vergeben.',
-  'user.username_or_email_exists': 'Ein Benutzer mit diesem Namen oder dieser E-Mail-Adresse existiert bereits.',
+  'user.username_or_email_exists':
+    'Ein Benutzer mit diesem Namen oder dieser E-Mail-Adresse existiert bereits.',
   'auth.password_incorrect': 'Das aktuelle Passwort ist falsch.',
   'user.email_exists': 'Diese E-Mail-Adresse wird von einem anderen Konto verwendet.',
   'user.disabled': 'Dieses Konto ist deaktiviert.',
   'user.cannot_delete_self': 'Sie können Ihr eigenes Konto nicht löschen.',
-  'user.cannot_demote_self': 'Sie können sich nicht selbst deaktivieren oder Ihren Superuser-Status entfernen.',
+  'user.cannot_demote_self':
+    'Sie können sich nicht selbst deaktivieren oder Ihren Superuser-Status entfernen.',
   'db.invalid_value': 'Ein referenzierter Datensatz existiert nicht.',
   'mfa.totp_invalid': 'Der Authenticator-Code ist falsch oder wurde bereits verwendet.',
   'mfa.no_email': 'Ihr Konto hat keine E-Mail-Adresse.',
@@ -89,5 +91,6 @@ export const de: Record<string, string> = {
   'settings.preferences.table_page_size.label': 'Zeilen pro Seite',
   'settings.audit.title': 'Aktivitätsprotokoll',
   'settings.audit.disable_activity_log.label': 'Aktivitätsprotokoll deaktivieren',
-  'settings.audit.disable_activity_log.properties.hint': 'Ihre schreibenden Anfragen werden nicht mehr im Aktivitätsprotokoll erfasst (nur Superuser).',
+  'settings.audit.disable_activity_log.properties.hint':
+    'Ihre schreibenden Anfragen werden nicht mehr im Aktivitätsprotokoll erfasst (nur Superuser).',
 };

@@ -89,5 +89,6 @@ export const en: Record<string, string> = {
   'settings.preferences.table_page_size.label': 'Rows per page',
   'settings.audit.title': 'Activity log',
   'settings.audit.disable_activity_log.label': 'Disable activity log',
-  'settings.audit.disable_activity_log.properties.hint': 'Stops recording your write requests in the activity log (superusers only).',
+  'settings.audit.disable_activity_log.properties.hint':
+    'Stops recording your write requests in the activity log (superusers only).',
 };
