@@ -79,6 +79,32 @@ describeEachDatabase('HTTP kernel', (database) => {
     expect(huge.body.detail[0].code).toBe('request.body_too_large');
   });
 
+  it('refuses JSON nested deeper than 64 levels with 400 request.json_too_deep, strings not counted', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const res = await app.request('POST', '/api/open/echo/1', {
+      raw: { contentType: 'application/json', data: deep },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail[0]).toMatchObject({
+      code: 'request.json_too_deep',
+      loc: ['body'],
+      params: { max_depth: 64 },
+    });
+    const fine = await app.post('/api/open/echo/1', {
+      name: '[[[[{{{{'.repeat(100),
+      count: 1,
+      extra: [[[[1]]]],
+    });
+    expect(fine.status).toBe(201);
+    const edge = await app.request('POST', '/api/open/echo/1', {
+      raw: {
+        contentType: 'application/json',
+        data: `{"name":"ok","count":1,"x":${'['.repeat(63)}${']'.repeat(63)}}`,
+      },
+    });
+    expect(edge.status).toBe(201);
+  });
+
   it('formats a thrown SvcError with its code, loc, params and translated message', async () => {
     const res = await app.get('/api/open/coded');
     expect(res.status).toBe(422);

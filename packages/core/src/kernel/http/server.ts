@@ -124,7 +124,33 @@ const bodyParserErrors: Record<string, () => SvcError> = {
   'request.aborted': () => new SvcError('request.invalid_json'),
   'request.size.invalid': () => new SvcError('request.invalid_json'),
   'parameters.too.many': () => new SvcError('request.body_too_large'),
+  'entity.too.deep': () => new SvcError('request.json_too_deep', { params: { max_depth: MAX_JSON_DEPTH } }),
 };
+
+/** Deepest JSON nesting a request body may have: legitimate bodies are shallow, deep ones only cost CPU. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Refuses JSON bodies nested deeper than {@link MAX_JSON_DEPTH} before JSON.parse runs, in one pass over the
+ * bytes (brackets inside strings do not count). Thrown from body-parser's `verify`, it keeps its `type`.
+ */
+function checkJsonDepth(buffer: Buffer): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buffer.length; i++) {
+    const byte = buffer[i]!;
+    if (inString) {
+      if (byte === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw Object.assign(new Error('JSON nested too deeply'), { type: 'entity.too.deep' });
+      }
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+}
 
 /** Any thrown value → SvcError; unexpected ones are logged with the request id and become `server.error`. */
 export function toSvcError(error: unknown, log: Logger, debug: boolean): SvcError {
@@ -275,7 +301,16 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
   };
-  app.use(express.json({ limit, type: ['application/json', 'application/*+json'], verify }));
+  app.use(
+    express.json({
+      limit,
+      type: ['application/json', 'application/*+json'],
+      verify: (req: unknown, res: unknown, buf: Buffer) => {
+        verify(req, res, buf);
+        checkJsonDepth(buf);
+      },
+    }),
+  );
   app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify }));
 
   for (const compiled of routes) {
