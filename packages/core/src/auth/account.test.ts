@@ -53,6 +53,19 @@ describeEachDatabase('Registration', (database) => {
     ).toBeTruthy();
   });
 
+  it('refuses passwords over 1024 characters with 422 at registration and login, storing nothing', async () => {
+    const long = 'x'.repeat(1025);
+    const reg = await app.post('/api/auth/register', { username: 'longpw', password: long });
+    expect(reg.status).toBe(422);
+    expect(reg.body.detail[0]).toMatchObject({ loc: ['body', 'password'], code: 'request.validation_error' });
+    const login = await app.post('/api/auth/token', undefined, {
+      form: { username: 'longpw', password: long },
+    });
+    expect(login.status).toBe(422);
+    const ok = await app.post('/api/auth/register', { username: 'longpw', password: 'y'.repeat(1024) });
+    expect(ok.status).toBe(201);
+  });
+
   it('refuses taken usernames and emails, short passwords and bad usernames', async () => {
     await app.createUser({ username: 'taken', email: 'taken@example.com' });
     const taken = await app.post('/api/auth/register', {

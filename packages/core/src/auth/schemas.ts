@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UserOut } from '../kernel/user-out.js';
+import { PASSWORD_MAX_LENGTH, UserOut } from '../kernel/user-out.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from './constants.js';
 
 export { UserOut, toUserOut } from '../kernel/user-out.js';
@@ -11,7 +11,7 @@ export type CurrentUserOut = z.infer<typeof CurrentUserOut>;
 /** `POST /auth/token` form body (OAuth2 password flow; other OAuth2 fields are ignored). */
 export const LoginForm = z.object({
   username: z.string(),
-  password: z.string(),
+  password: z.string().max(PASSWORD_MAX_LENGTH),
 });
 
 /** Login, refresh and MFA-verify answer (OAuth2 shape, snake_case). */
@@ -35,7 +35,7 @@ const email = z.union([z.literal(''), z.email().max(EMAIL_MAX_LENGTH)]);
 /** `POST /auth/register`; privileges sent along are ignored (stripped). */
 export const RegisterBody = z.object({
   username: z.string().trim().toLowerCase().min(USERNAME_MIN_LENGTH).max(USERNAME_MAX_LENGTH),
-  password: z.string(),
+  password: z.string().max(PASSWORD_MAX_LENGTH),
   email: email.nullish(),
   firstName: z.string().max(NAME_MAX_LENGTH).optional(),
   lastName: z.string().max(NAME_MAX_LENGTH).optional(),
@@ -46,11 +46,11 @@ export const UserPatchBody = z.object({
   firstName: z.string().max(NAME_MAX_LENGTH).optional(),
   lastName: z.string().max(NAME_MAX_LENGTH).optional(),
   email: email.nullish(),
-  currentPassword: z.string().optional(),
+  currentPassword: z.string().max(PASSWORD_MAX_LENGTH).optional(),
 });
 
 /** `POST /auth/user/password`. */
 export const PasswordChangeBody = z.object({
-  currentPassword: z.string(),
-  newPassword: z.string(),
+  currentPassword: z.string().max(PASSWORD_MAX_LENGTH),
+  newPassword: z.string().max(PASSWORD_MAX_LENGTH),
 });

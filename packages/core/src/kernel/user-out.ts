@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Longest password accepted anywhere: longer inputs only cost hashing time (the SPEC sets no maximum). */
+export const PASSWORD_MAX_LENGTH = 1024;
+
 /**
  * The user as clients see it (SPEC "User": camelCase, timestamps ISO 8601, no secrets). One shape for every
  * route that returns a user (own profile, registration, admin routes).

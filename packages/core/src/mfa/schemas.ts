@@ -1,3 +1,4 @@
+import { PASSWORD_MAX_LENGTH } from '../kernel/user-out.js';
 import { z } from 'zod';
 import { PHONE_NUMBER_PATTERN } from './constants.js';
 
@@ -33,4 +34,4 @@ export const SmsSetupBody = z.object({
   phone_number: z.string().regex(PHONE_NUMBER_PATTERN, 'Use the international form, e.g. +4915112345678'),
 });
 
-export const MfaPasswordBody = z.object({ password: z.string().min(1).max(1024) });
+export const MfaPasswordBody = z.object({ password: z.string().min(1).max(PASSWORD_MAX_LENGTH) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UserOut } from '../kernel/user-out.js';
+import { PASSWORD_MAX_LENGTH, UserOut } from '../kernel/user-out.js';
 import { PaginationQuery, pageSchema } from '../kernel/pagination.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './constants.js';
 
@@ -26,7 +26,7 @@ export const UserPatchBody = z.object({
     .optional(),
   firstName: z.string().trim().max(NAME_MAX_LENGTH).optional(),
   lastName: z.string().trim().max(NAME_MAX_LENGTH).optional(),
-  password: z.string().optional(),
+  password: z.string().max(PASSWORD_MAX_LENGTH).optional(),
   isActive: z.boolean().optional(),
   isStaff: z.boolean().optional(),
   isSuperuser: z.boolean().optional(),
