@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { CLI_DIR, REPO_DIR, runCli, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
+
+const DEMO_DIR = join(REPO_DIR, 'examples/demo');
+const CLI_TIMEOUT = 180_000;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('the demo project (examples/demo)', () => {
+  it(
+    'has migrations that match the live schema of both of its targets',
+    async () => {
+      // `check` compares the schema with the head revision's snapshot; the database is not touched.
+      const env = {
+        SVC_AUTH_DATABASE_URL: `file:${join(CLI_DIR, '.tmp-test', `none-${randomBytes(4).toString('hex')}.db`)}`,
+      };
+      for (const target of ['auth', 'notes']) {
+        const result = await runCli(
+          ['migrations', 'check', '--target-name', target, '--base-dir', DEMO_DIR],
+          { env },
+        );
+        expect({ target, code: result.code, stderr: result.stderr }).toEqual({ target, code: 0, stderr: '' });
+      }
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    'starts as its README says: init, its notes migration, serve; then login, a protected route and its settings section',
+    async () => {
+      const dir = join(CLI_DIR, '.tmp-test', `demo-${randomBytes(5).toString('hex')}`);
+      mkdirSync(dir, { recursive: true });
+      cpSync(DEMO_DIR, dir, {
+        recursive: true,
+        filter: (source) => !/node_modules|\.env$|\.db(-shm|-wal)?$/.test(source),
+      });
+      try {
+        const password = 'demo-admin-password';
+        expect(
+          (await runCli(['init', '--username', 'admin', '--password', password], { cwd: dir })).code,
+        ).toBe(0);
+        expect((await runCli(['migrations', 'upgrade', '--target-name', 'notes'], { cwd: dir })).code).toBe(
+          0,
+        );
+        const server = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
+          cwd: dir,
+        });
+        server.stdin.end();
+        try {
+          const url = await new Promise<string>((resolve, reject) => {
+            let text = '';
+            server.stderr.on('data', (chunk: Buffer) => {
+              text += chunk;
+              const match = /listening on (http:\/\/\S+)/.exec(text);
+              if (match) resolve(match[1]!);
+            });
+            server.on('close', () => reject(new Error(`serve exited: ${text}`)));
+          });
+          const token = await fetch(`${url}/api/auth/token`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ username: 'admin', password }),
+          }).then((r) => r.json() as Promise<{ access_token: string }>);
+          const auth = { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
+          const created = await fetch(`${url}/api/notes/`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ text: 'hi' }),
+          });
+          expect(created.status).toBe(201);
+          const list = (await (await fetch(`${url}/api/notes/`, { headers: auth })).json()) as {
+            data: { text: string }[];
+          };
+          expect(list.data.map((n) => n.text)).toEqual(['hi']);
+          expect((await fetch(`${url}/api/notes/`)).status).toBe(401);
+          expect((await fetch(`${url}/api/open/ping`)).status).toBe(200);
+          const schema = (await (
+            await fetch(`${url}/api/auth/user/settings/schema`, { headers: auth })
+          ).json()) as {
+            data: { sections: { name: string }[] };
+          };
+          expect(schema.data.sections.map((s) => s.name)).toContain('notifications');
+          const docs = await fetch(`${url}/docs/`);
+          expect(docs.status).toBe(200);
+        } finally {
+          server.kill('SIGTERM');
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    CLI_TIMEOUT,
+  );
+});
