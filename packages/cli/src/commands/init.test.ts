@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { verify } from '@node-rs/argon2';
+
 import { createPostgresDatabase, TEST_POSTGRES_URL, reportSkipped } from '@svc/core/testing';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
+import { createLogger, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
 import { CLI_DIR, runCli, spawnCli, type CliResult } from '../testing/cli-process.js';
 
@@ -130,7 +130,7 @@ describe('svc init and svc migrations on a file database', () => {
     expect(others).toEqual([]);
     expect(admin).toMatchObject({ username: 'admin', is_superuser: 1, email: 'admin@example.com' });
     expect(admin!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-    expect(await verify(admin!.password_hash, PASSWORD)).toBe(true);
+    expect(await verifyPassword(admin!.password_hash, PASSWORD)).toBe(true);
   });
 
   it(
@@ -143,7 +143,7 @@ describe('svc init and svc migrations on a file database', () => {
       expect(second.stdout).toMatch(/nothing to do/);
       expect(second.stdout).toMatch(/superuser admin exists: left unchanged/);
       expect(listing(dir)).toEqual(before);
-      expect(await verify((await sqliteUsers(dir))[0]!.password_hash, PASSWORD)).toBe(true);
+      expect(await verifyPassword((await sqliteUsers(dir))[0]!.password_hash, PASSWORD)).toBe(true);
     },
     CLI_TIMEOUT,
   );

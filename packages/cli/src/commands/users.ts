@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { createInterface, type Interface } from 'node:readline';
 import { createAuthSchema, z } from '@svc/core';
 import * as internal from '@svc/core/internal';
@@ -12,11 +11,6 @@ export const CLI_MIN_PASSWORD_LENGTH = 8;
 /** SPEC "User": usernames are 3 to 150 characters once trimmed and lower-cased. */
 export const USERNAME_MIN_LENGTH = 3;
 export const USERNAME_MAX_LENGTH = 150;
-/** SPEC "User": Argon2id, memory 19 MiB, 2 iterations, parallelism 1 (used when core exports no hasher). */
-const ARGON2_MEMORY_COST_KIB = 19_456;
-const ARGON2_TIME_COST = 2;
-const ARGON2_PARALLELISM = 1;
-const ARGON2ID = 2; // `Algorithm.Argon2id` of @node-rs/argon2 (a const enum in its typings)
 
 type Settings = ReturnType<typeof loadProjectSettings>;
 type CoreTables = internal.CoreTables;
@@ -163,28 +157,11 @@ async function confirm(question: string): Promise<boolean> {
 // ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands
 
-/** The server's Argon2id hasher: core's own when it exports one, else the same parameters here. */
-async function hashPassword(password: string): Promise<string> {
-  const exported = (internal as Record<string, unknown>).hashPassword;
-  if (typeof exported === 'function') return (exported as (p: string) => Promise<string>)(password);
-  // @node-rs/argon2 is a dependency of @svc/core: resolve it from there rather than duplicating it.
-  const requireFromCore = createRequire(import.meta.resolve('@svc/core/internal'));
-  const argon2 = requireFromCore('@node-rs/argon2') as {
-    hash(password: string, options: Record<string, number>): Promise<string>;
-  };
-  return argon2.hash(password, {
-    algorithm: ARGON2ID,
-    memoryCost: ARGON2_MEMORY_COST_KIB,
-    timeCost: ARGON2_TIME_COST,
-    parallelism: ARGON2_PARALLELISM,
-  });
-}
-
 function managerOf(project: UserProject) {
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
-    hashPassword,
+    hashPassword: internal.hashPassword,
     now: () => new Date(),
   });
 }
