@@ -58,7 +58,9 @@ export async function createProject({ databaseUrl } = {}) {
   await svc(...init);
   // The demo's own tables: the targets its setup script upgrades (a revision is written first when the
   // copy has none, as on a clean clone before one is committed).
-  const setup = JSON.parse(readFileSync(join(DEMO, 'package.json'), 'utf8')).scripts?.setup ?? '';
+  // (Read from every script: the demo's `start` runs them since bda298a, an older demo had a `setup` script.)
+  const scripts = JSON.parse(readFileSync(join(DEMO, 'package.json'), 'utf8')).scripts ?? {};
+  const setup = [...new Set(Object.values(scripts).join(' && ').split(/\s*&&\s*/))].join(' && ');
   for (const [, target] of setup.matchAll(/svc migrations upgrade --target-name (\S+)/g)) {
     if (!existsSync(join(dir, 'migrations', target))) {
       await svc('migrations', 'revision', `${target} tables`, '--autogenerate', '--target-name', target);
