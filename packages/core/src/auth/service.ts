@@ -266,7 +266,14 @@ export async function createAuthService(deps: AuthServiceDeps) {
         return { access_token: signer.signAccess(sub), token_type: 'bearer' };
       }
       const at = now();
-      const spent = await store.spendRefresh(jti, at);
+      // The successor is signed and stored together with the spend (one commit on SQLite, issue 9).
+      let refreshToken: string | undefined;
+      const spent = await store.rotateRefresh(jti, at, (row) => {
+        if (row.userId !== sub) return undefined;
+        const refresh = signer.signRefresh(sub, row.family);
+        refreshToken = refresh.token;
+        return { jti: refresh.jti, family: refresh.family, userId: sub, expiresAt: refresh.expiresAt };
+      });
       if (!spent) {
         const record = await store.refreshByJti(jti);
         if (record?.spentAt && record.userId === sub) {
@@ -281,8 +288,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
         }
         throw revoked();
       }
-      if (spent.userId !== sub) throw revoked();
-      return issuePair(sub, spent.family);
+      if (!refreshToken) throw revoked();
+      return { access_token: signer.signAccess(sub), token_type: 'bearer', refresh_token: refreshToken };
     },
 
     /** `POST /auth/logout`: the caller's own refresh token revokes its login, anything else all logins. */

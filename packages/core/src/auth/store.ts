@@ -5,6 +5,13 @@ import type { CoreTables } from '../kernel/db/tables.js';
 /** A user row as stored (with the internal attributes of SPEC "User"). */
 export type UserRow = CoreTables['user']['$inferSelect'];
 export type RefreshRow = CoreTables['refreshToken']['$inferSelect'];
+/** A new refresh record (SPEC "Refresh token and login"). */
+export interface NewRefresh {
+  jti: string;
+  family: string;
+  userId: string;
+  expiresAt: Date;
+}
 export type UserUpdate = Partial<Omit<CoreTables['user']['$inferInsert'], 'id'>>;
 
 /** Result of counting one attempt on the lockout counter. */
@@ -66,6 +73,46 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .where(eq(user.username, sql.placeholder('username'))),
     'svc_auth_user_by_username',
   );
+
+  // Refresh rotation (issue 9): built and prepared once; the values arrive as placeholders, which drizzle
+  // encodes through the column (timestamps per dialect). `createdAt` is passed, not left to the column's
+  // `$defaultFn`, which a prepared statement would evaluate once, at prepare time.
+  const spendStatement = prepare<RefreshRow[]>(
+    orm
+      .update(refreshToken)
+      .set({ spentAt: sql.placeholder('now') as unknown as Date })
+      .where(and(eq(refreshToken.jti, sql.placeholder('jti')), isNull(refreshToken.spentAt)))
+      .returning(),
+    'svc_auth_refresh_spend',
+  );
+  const insertRefreshStatement = prepare<unknown>(
+    orm
+      .insert(refreshToken)
+      .values({
+        jti: sql.placeholder('jti'),
+        family: sql.placeholder('family'),
+        userId: sql.placeholder('userId'),
+        expiresAt: sql.placeholder('expiresAt'),
+        createdAt: sql.placeholder('createdAt'),
+      })
+      .returning({ jti: refreshToken.jti }),
+    'svc_auth_refresh_insert',
+  );
+  const refreshByJtiStatement = prepare<RefreshRow[]>(
+    orm
+      .select()
+      .from(refreshToken)
+      .where(eq(refreshToken.jti, sql.placeholder('jti')))
+      .limit(1),
+    'svc_auth_refresh_by_jti',
+  );
+  const refreshValues = (values: NewRefresh, now = new Date()) => ({
+    jti: values.jti,
+    family: values.family,
+    userId: values.userId,
+    expiresAt: values.expiresAt,
+    createdAt: now,
+  });
 
   const parsePermissions = (json: string | null): string[] => (json ? (JSON.parse(json) as string[]) : []);
 
@@ -140,28 +187,39 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       await orm.update(user).set(values).where(where).returning({ id: user.id });
     },
 
-    async insertRefresh(values: {
-      jti: string;
-      family: string;
-      userId: string;
-      expiresAt: Date;
-    }): Promise<void> {
-      await orm.insert(refreshToken).values(values).returning({ jti: refreshToken.jti });
+    async insertRefresh(values: NewRefresh): Promise<void> {
+      await insertRefreshStatement.execute(refreshValues(values));
     },
     /**
      * The rotation swap (SPEC "Refresh token and login"): ONE conditional statement, so of two concurrent
      * refreshes with the same token exactly one gets the row back.
      */
     async spendRefresh(jti: string, now: Date): Promise<RefreshRow | undefined> {
-      const [row] = await orm
-        .update(refreshToken)
-        .set({ spentAt: now })
-        .where(and(eq(refreshToken.jti, jti), isNull(refreshToken.spentAt)))
-        .returning();
-      return row;
+      return (await spendStatement.execute({ jti, now }))[0];
+    },
+    /**
+     * Spends `jti` and stores its successor, which `replace` builds from the spent row (undefined: store
+     * none). Single winner as in {@link spendRefresh}: the successor is only built for the one refresh that
+     * spent the row. On SQLite both writes share one commit (issue 9: a refresh was two commits); the kernel's
+     * SQLite transaction holds the write lock, so the conditional UPDATE still decides the winner. On
+     * PostgreSQL the prepared statements live on the pool, not on a transaction's connection, so they run
+     * one after the other as before.
+     */
+    async rotateRefresh(
+      jti: string,
+      now: Date,
+      replace: (spent: RefreshRow) => NewRefresh | undefined,
+    ): Promise<RefreshRow | undefined> {
+      const rotate = async () => {
+        const spent = (await spendStatement.execute({ jti, now }))[0];
+        const next = spent && replace(spent);
+        if (next) await insertRefreshStatement.execute(refreshValues(next, now));
+        return spent;
+      };
+      return db.dialect === 'sqlite' ? db.transaction(rotate) : rotate();
     },
     async refreshByJti(jti: string): Promise<RefreshRow | undefined> {
-      return (await orm.select().from(refreshToken).where(eq(refreshToken.jti, jti)).limit(1))[0];
+      return (await refreshByJtiStatement.execute({ jti }))[0];
     },
     async deleteFamily(family: string): Promise<void> {
       await orm
