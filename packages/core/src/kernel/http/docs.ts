@@ -40,6 +40,19 @@ function openApiPath(path: string): string {
   return path.replace(/:(\w+)/g, '{$1}');
 }
 
+/** Name of the OAuth2 password-flow security scheme (Swagger UI's "Authorize" username/password form). */
+export const OAUTH2_PASSWORD_SCHEME = 'oauth2Password';
+
+/**
+ * Full path of the login route (`/api` + `api_v1_prefix` + `/auth/token`) when it is mounted, else undefined
+ * (the `auth` router or that route disabled: there is nothing to log in with).
+ */
+function tokenPathOf(routes: CompiledRoute[]): string | undefined {
+  return routes.find(
+    (r) => r.core && r.method === 'POST' && r.router.name === 'auth' && r.route.path === '/token',
+  )?.path;
+}
+
 /** The OpenAPI 3.1 document of a set of routes, generated from their zod schemas. */
 export function buildOpenApiDocument(options: DocsOptions, core: boolean): Record<string, unknown> {
   const registry = new OpenAPIRegistry();
@@ -48,6 +61,19 @@ export function buildOpenApiDocument(options: DocsOptions, core: boolean): Recor
     scheme: 'bearer',
     bearerFormat: 'JWT',
   });
+  // SPEC "Authentication" 1: OAuth2 password flow, bearer JWT. Declared in both documents so that "Authorize"
+  // in /docs and /docs/core offers a username/password form posting to the token route (form body); Swagger
+  // UI then sends the access token as `Authorization: Bearer`. Pasting a token still works (bearerAuth).
+  const tokenPath = tokenPathOf(options.routes);
+  if (tokenPath !== undefined) {
+    registry.registerComponent('securitySchemes', OAUTH2_PASSWORD_SCHEME, {
+      type: 'oauth2',
+      description: `Log in with a username and password (POST ${tokenPath}).`,
+      flows: { password: { tokenUrl: tokenPath, scopes: {} } },
+    });
+  }
+  const security: Record<string, string[]>[] =
+    tokenPath === undefined ? [{ bearerAuth: [] }] : [{ [OAUTH2_PASSWORD_SCHEME]: [] }, { bearerAuth: [] }];
   registry.register('ErrorBody', ErrorBody);
   for (const compiled of options.routes) {
     if (compiled.core !== core || compiled.route.options.hidden) continue;
@@ -78,7 +104,7 @@ export function buildOpenApiDocument(options: DocsOptions, core: boolean): Recor
       },
     };
     if (!compiled.requirements.public || compiled.requirements.permissions.length > 0) {
-      config.security = [{ bearerAuth: [] }];
+      config.security = security; // either scheme: they carry the same bearer token
     }
     if (opts.params instanceof z.ZodObject) config.request!.params = opts.params;
     if (opts.query instanceof z.ZodObject) config.request!.query = opts.query;

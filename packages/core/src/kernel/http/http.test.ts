@@ -308,3 +308,70 @@ describeEachDatabase('HTTP kernel settings', (database) => {
     }
   });
 });
+
+describeEachDatabase('OpenAPI security schemes', (database) => {
+  type Doc = {
+    components: { securitySchemes: Record<string, Record<string, unknown>> };
+    paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+  };
+  const oauth2 = (tokenUrl: string) => ({
+    type: 'oauth2',
+    flows: { password: { tokenUrl, scopes: {} } },
+  });
+  const bothSchemes = [{ oauth2Password: [] }, { bearerAuth: [] }];
+
+  it('offers the OAuth2 password flow at the token route in /docs and /docs/core, on every protected operation', async () => {
+    const app = await startTestApp({ database, routers: projectRouters() });
+    try {
+      const project = (await app.get('/openapi.json')).body as Doc;
+      const core = (await app.get('/openapi-core.json')).body as Doc;
+      for (const doc of [project, core]) {
+        expect(doc.components.securitySchemes.oauth2Password).toMatchObject(oauth2('/api/auth/token'));
+        expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+      }
+      expect(project.paths['/api/closed/']!.get!.security).toEqual(bothSchemes);
+      expect(project.paths['/api/open/ping']!.get!.security).toBeUndefined();
+      expect(core.paths['/api/auth/user']!.get!.security).toEqual(bothSchemes);
+      expect(core.paths['/api/auth/token']!.post!.security).toBeUndefined();
+      // The flow posts a form to the token route and reads the bare OAuth2 answer.
+      const token = core.paths['/api/auth/token']!.post! as { requestBody?: { content: object } };
+      expect(Object.keys(token.requestBody!.content)).toEqual(['application/x-www-form-urlencoded']);
+      await app.createUser({ username: 'swagger' });
+      const login = await app.post('/api/auth/token', undefined, {
+        form: { grant_type: 'password', username: 'swagger', password: 'correct-horse-battery', scope: '' },
+      });
+      expect(login.status).toBe(200);
+      expect(login.body).toMatchObject({ token_type: 'bearer', access_token: expect.any(String) });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('follows api_v1_prefix, and drops the flow when the token route is disabled', async () => {
+    const prefixed = await startTestApp({
+      database,
+      routers: projectRouters(),
+      settings: { api_v1_prefix: '/v1' },
+    });
+    try {
+      for (const path of ['/openapi.json', '/openapi-core.json']) {
+        const doc = (await prefixed.get(path)).body as Doc;
+        expect(doc.components.securitySchemes.oauth2Password).toMatchObject(oauth2('/api/v1/auth/token'));
+      }
+    } finally {
+      await prefixed.close();
+    }
+    const noLogin = await startTestApp({
+      database,
+      routers: projectRouters(),
+      settings: { disable_core_routes: 'POST /auth/token' },
+    });
+    try {
+      const doc = (await noLogin.get('/openapi.json')).body as Doc;
+      expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearerAuth']);
+      expect(doc.paths['/api/closed/']!.get!.security).toEqual([{ bearerAuth: [] }]);
+    } finally {
+      await noLogin.close();
+    }
+  });
+});
