@@ -257,7 +257,10 @@ export function createApp(options: AppOptions = {}): App {
       listenTrustProxy = listenOptions.trustProxy;
       const rt = await app.init();
       if (listenOptions.trustProxy !== undefined) {
-        (rt.handler as unknown as { set(k: string, v: unknown): void }).set('trust proxy', listenOptions.trustProxy);
+        (rt.handler as unknown as { set(k: string, v: unknown): void }).set(
+          'trust proxy',
+          listenOptions.trustProxy,
+        );
       }
       const host = listenOptions.host ?? rt.settings.host;
       const port = listenOptions.port ?? rt.settings.port;
@@ -274,7 +277,12 @@ export function createApp(options: AppOptions = {}): App {
       const startUdp = listenOptions.udpListeners ?? (!cluster.isWorker || cluster.worker?.id === 1);
       if (startUdp) udpSockets = await startUdpListeners(options.udpListeners ?? [], rt.log);
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return { server, host: address.address, port: address.port, url: `http://${shownHost}:${address.port}` };
+      return {
+        server,
+        host: address.address,
+        port: address.port,
+        url: `http://${shownHost}:${address.port}`,
+      };
     },
     close() {
       closing ??= (async () => {
@@ -300,6 +308,8 @@ export function createApp(options: AppOptions = {}): App {
           await rt.cache.close().catch(() => undefined);
           if (rt.db !== rt.authDb) await rt.db.close().catch(() => undefined);
           await rt.authDb.close().catch(() => undefined);
+          // The logger batches its lines (issue 9): write the last ones before close() resolves.
+          rt.log.flush?.();
         }
       })();
       return closing;

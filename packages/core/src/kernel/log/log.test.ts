@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { requestContext } from './context.js';
-import { createLogger } from './logger.js';
+import { createLogger, LOG_FLUSH_BYTES } from './logger.js';
 
 function capture() {
   const stream = new PassThrough();
@@ -52,5 +52,52 @@ describe('logging', () => {
     await tick();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('yes');
+  });
+});
+
+describe('buffered writes (issue 9)', () => {
+  function chunks() {
+    const stream = new PassThrough();
+    const writes: string[] = [];
+    stream.on('data', (chunk: Buffer) => writes.push(chunk.toString()));
+    return { stream, writes };
+  }
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('collects the lines of an interval and writes them as one chunk, in order', async () => {
+    const { stream, writes } = chunks();
+    const log = createLogger({ level: 'INFO', format: 'text', stream, flushIntervalMs: 40 });
+    for (const n of [1, 2, 3]) log.info(`line ${n}`);
+    await tick();
+    expect(writes).toHaveLength(0);
+    await sleep(120);
+    expect(writes).toHaveLength(1);
+    expect(
+      writes[0]!
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ').pop()),
+    ).toEqual(['1', '2', '3']);
+  });
+
+  it('writes at once on flush() and when a batch reaches 64 KiB', async () => {
+    const { stream, writes } = chunks();
+    const log = createLogger({ level: 'INFO', format: 'text', stream, flushIntervalMs: 60_000 });
+    log.child('access').info('before close');
+    log.flush?.();
+    await tick();
+    expect(writes.join('')).toContain('[svc.access] [-] before close');
+    log.info('x'.repeat(LOG_FLUSH_BYTES));
+    await tick();
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.length).toBeGreaterThan(LOG_FLUSH_BYTES);
+  });
+
+  it('writes every line of a passed stream by the next turn of the event loop by default', async () => {
+    const { stream, writes } = chunks();
+    const log = createLogger({ level: 'INFO', format: 'json', stream });
+    for (let n = 0; n < 100; n++) log.info(`line ${n}`);
+    await tick();
+    expect(writes.join('').split('\n').filter(Boolean)).toHaveLength(100);
   });
 });
