@@ -1,4 +1,4 @@
-import { createClient, type RedisClientOptions } from 'redis';
+import type { createClient, RedisClientOptions } from 'redis';
 import type { Logger } from '../kernel/log/logger.js';
 import type { UserChange } from '../kernel/ports.js';
 
@@ -58,6 +58,9 @@ export interface RedisBusOptions {
  */
 export async function createRedisBus(options: RedisBusOptions): Promise<EventBus> {
   const { channel, log } = options;
+  // Loaded here, not at import (issue 9, cold start): the client is ~580 CommonJS modules that a process on
+  // the in-process cache never uses (the same as kernel/cache/redis-cache.ts).
+  const { createClient } = await import('redis');
   const publisher = createClient({
     ...connectionOptions(options.url),
     disableOfflineQueue: true,

@@ -59,6 +59,8 @@ interface Connection {
 
 /** The frame sent at every check (SPEC "Frame format": no timestamp). */
 const PING_FRAME = JSON.stringify({ type: 'ping' });
+/** `ws.send` options: a Buffer goes out as a TEXT frame (SPEC "Frame format": JSON text frames). */
+const TEXT_FRAME = { binary: false } as const;
 /** Events queued for a socket whose snapshot is still being read; beyond this it is a slow open. */
 const MAX_PENDING_FRAMES = 1_000;
 /** On shutdown, sockets that did not finish the close handshake by then are cut. */
@@ -253,10 +255,14 @@ export function createEventSockets(deps: EventSocketsDeps) {
     if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code);
   }
 
-  function send(conn: Connection, frame: string): void {
+  /**
+   * A frame is a string, or its UTF-8 bytes when it goes to many sockets: `ws` encodes a string on every
+   * `send`, so a broadcast encodes once and every socket gets the same Buffer as a TEXT frame (issue 9).
+   */
+  function send(conn: Connection, frame: string | Buffer): void {
     if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
     if (conn.ws.bufferedAmount > deps.maxBufferedBytes) return dropSlowClient(conn);
-    conn.ws.send(frame);
+    conn.ws.send(frame, TEXT_FRAME);
   }
 
   /** Back-pressure: a client that does not read is closed (1013) instead of buffering without bound. */
@@ -292,12 +298,13 @@ export function createEventSockets(deps: EventSocketsDeps) {
       const candidates = onlyUsers
         ? new Set((target.userIds ?? []).flatMap((id) => [...(byUser.get(id) ?? [])]))
         : all;
+      let bytes: Buffer | undefined; // encoded on the first socket that takes it, shared by the others
       for (const conn of candidates) {
         if (!matches(conn, target)) continue;
         if (conn.pending) {
           if (conn.pending.length >= MAX_PENDING_FRAMES) dropSlowClient(conn);
           else conn.pending.push({ target, frame });
-        } else send(conn, frame);
+        } else send(conn, (bytes ??= Buffer.from(frame)));
       }
     },
 
