@@ -5,8 +5,9 @@ import { join, relative } from 'node:path';
 import { createPostgresDatabase, TEST_POSTGRES_URL, reportSkipped } from '@svc/core/testing';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { createLogger, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
+import { createLogger, loadSettings, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
+import { STARTER_MAIN_TS } from '../templates/project.js';
 import { CLI_DIR, runCli, spawnCli, type CliResult } from '../testing/cli-process.js';
 
 // The real CLI (built when fresh, else the sources through tsx: testing/cli-process.ts).
@@ -118,6 +119,11 @@ describe('svc init and svc migrations on a file database', () => {
     const env = dotenvOf(dir);
     expect(env.SVC_SECRET_KEY!.length).toBeGreaterThanOrEqual(32);
     expect(env.SVC_AUTH_DATABASE_URL).toBe('file:auth.db');
+  });
+
+  it('writes no starter file into a project that has its main module', () => {
+    expect(readdirSync(dir).sort()).toEqual(['.env', 'auth.db', 'main.mjs', 'migrations']);
+    expect(first.stdout).toMatch(/^Next steps:$/m);
   });
 
   it('writes the first revision, upgrades to head and creates the superuser with an Argon2id hash', async () => {
@@ -398,9 +404,14 @@ describe('svc init refusals and options', () => {
       try {
         const text = await new Promise<string>((resolveText, reject) => {
           let seen = '';
+          let grace: NodeJS.Timeout | undefined;
           child.stderr.on('data', (d: Buffer) => {
             seen += d;
-            if (/listening on/.test(seen)) resolveText(seen);
+            // Log lines are batched (kernel/log, up to 50 ms) while "listening on" is written at once.
+            if (/svc migrations upgrade --target-name auth/.test(seen)) {
+              clearTimeout(grace);
+              resolveText(seen);
+            } else if (/listening on/.test(seen)) grace ??= setTimeout(() => resolveText(seen), 2_000);
           });
           child.on('close', () => reject(new Error(`serve exited: ${seen}`)));
         });
@@ -444,6 +455,224 @@ describe('svc init refusals and options', () => {
         child.kill('SIGTERM');
         await new Promise((r) => child.once('close', r));
       }
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+/** `svc serve` on a free port of the project; resolves once it listens. */
+async function startServe(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
+    cwd: dir,
+  });
+  child.stdin.end();
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d;
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match) resolveUrl(match[1]!);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('close', () => reject(new Error(`serve exited: ${text}`)));
+  });
+  return {
+    url,
+    async stop() {
+      const closed = new Promise((r) => child.once('close', r));
+      child.kill('SIGTERM');
+      await closed;
+    },
+  };
+}
+
+describe('svc init in an empty directory (issue 10: the newcomer path)', () => {
+  let dir: string;
+  let first: CliResult;
+  beforeAll(async () => {
+    dir = join(TMP_DIR, `new-${randomBytes(5).toString('hex')}`);
+    mkdirSync(dir, { recursive: true });
+    first = await svc(dir, ['init', '--password', PASSWORD]);
+  }, CLI_TIMEOUT);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes the starter main.ts, svc.yaml, .gitignore and package.json next to .env and the database', () => {
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual([
+      '.env',
+      '.gitignore',
+      'auth.db',
+      'main.ts',
+      'migrations',
+      'package.json',
+      'svc.yaml',
+    ]);
+    expect(readFileSync(join(dir, 'main.ts'), 'utf8')).toBe(STARTER_MAIN_TS);
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8').split('\n')).toEqual([
+      '# svc init: secrets, the local database, dependencies',
+      '.env',
+      'auth.db',
+      'auth.db-shm',
+      'auth.db-wal',
+      'node_modules/',
+      '',
+    ]);
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
+      type: 'module',
+      private: true,
+      scripts: { start: 'svc serve' },
+    });
+    const yaml = readFileSync(join(dir, 'svc.yaml'), 'utf8');
+    for (const name of [
+      'app_name',
+      'host',
+      'port',
+      'registration_enabled',
+      'mfa_enabled',
+      'activity_log_enabled',
+      'events_broadcast_enabled',
+      'log_format',
+    ]) {
+      expect(yaml).toMatch(new RegExp(`# .+\\n${name}: `));
+    }
+    expect(yaml).toMatch(/^# cache_url: redis:\/\//m);
+    expect(yaml).not.toMatch(/secret_key:|database_url:/);
+    // The YAML loads, and holds the defaults: a project that never edits it runs as without it.
+    const defaults = SettingsSchema.parse({ secret_key: dotenvOf(dir).SVC_SECRET_KEY });
+    expect(loadSettings({ baseDir: dir, env: {} })).toEqual({
+      ...defaults,
+      auth_database_url: 'file:auth.db',
+    });
+  });
+
+  it('prints the next steps with the docs URL and the username, never the password', () => {
+    const steps = first.stdout.slice(first.stdout.indexOf('Next steps:'));
+    expect(steps).toMatch(/1\. Start the server: +npx svc serve/);
+    expect(steps).toContain('http://127.0.0.1:8000/docs/core');
+    expect(steps).toContain('http://127.0.0.1:8000/docs)');
+    expect(steps).toMatch(/Click "Authorize", log in as admin /);
+    expect(steps).toMatch(/GET \/api\/auth\/user, click "Try it out", then "Execute"/);
+    expect(steps).toMatch(/svc users create/);
+    expect(steps).toMatch(/svc migrations/);
+    expect(steps).not.toContain('\u001b['); // plain text, no colours
+    expect(first.stdout + first.stderr).not.toContain(PASSWORD);
+  });
+
+  it(
+    'changes nothing when run a second time (every file identical, the starter now loaded)',
+    async () => {
+      const before = listing(dir);
+      const second = await svc(dir, ['init', '--password', PASSWORD]);
+      expect(second.stderr).toBe('');
+      expect(second.code).toBe(0);
+      expect(second.stdout).not.toMatch(/main\.ts:|svc\.yaml:|\.gitignore:|package\.json:/);
+      expect(second.stdout).toMatch(/superuser admin exists: left unchanged/);
+      expect(second.stdout).toMatch(/^Next steps:$/m);
+      expect(listing(dir)).toEqual(before);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    'serves the starter: the superuser logs in and calls GET /api/auth/user and both example routes',
+    async () => {
+      const server = await startServe(dir);
+      try {
+        const login = await fetch(`${server.url}/api/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', username: 'admin', password: PASSWORD }),
+        });
+        expect(login.status).toBe(200);
+        const { access_token: token } = (await login.json()) as { access_token: string };
+        const bearer = { authorization: `Bearer ${token}` };
+        const me = await fetch(`${server.url}/api/auth/user`, { headers: bearer });
+        expect(me.status).toBe(200);
+        expect(await me.json()).toMatchObject({ data: { username: 'admin', isSuperuser: true } });
+        const about = await fetch(`${server.url}/api/notes/about`);
+        expect(about.status).toBe(200);
+        expect(await about.json()).toMatchObject({ data: { service: 'notes' } });
+        const anonymous = await fetch(`${server.url}/api/notes/`);
+        expect(anonymous.status).toBe(401);
+        expect(await anonymous.json()).toMatchObject({ detail: [{ code: 'auth.not_authenticated' }] });
+        const notes = await fetch(`${server.url}/api/notes/`, { headers: bearer });
+        expect(notes.status).toBe(200);
+        expect(await notes.json()).toMatchObject({ data: [{ id: 1, text: 'hello admin' }] });
+        // What Swagger UI's Authorize needs: the password flow at the token route, on the protected routes.
+        const docs = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+          components: { securitySchemes: Record<string, unknown> };
+          paths: Record<string, Record<string, { security?: unknown }>>;
+        };
+        expect(docs.components.securitySchemes.oauth2Password).toMatchObject({
+          flows: { password: { tokenUrl: '/api/auth/token' } },
+        });
+        expect(docs.paths['/api/notes/']!.get!.security).toEqual([
+          { oauth2Password: [] },
+          { bearerAuth: [] },
+        ]);
+      } finally {
+        await server.stop();
+      }
+    },
+    CLI_TIMEOUT,
+  );
+});
+
+describe('svc init in a new project with files of its own', () => {
+  let dir: string;
+  let result: CliResult;
+  const manifest = '{\n  "name": "mine",\n  "type": "commonjs"\n}\n';
+  const gitignore = 'node_modules\n/.env\ndist/'; // no final newline
+  const yaml = 'port: 9123\napi_v1_prefix: /v1\n';
+  beforeAll(async () => {
+    dir = join(TMP_DIR, `own-${randomBytes(5).toString('hex')}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), manifest);
+    writeFileSync(join(dir, '.gitignore'), gitignore);
+    writeFileSync(join(dir, 'svc.yaml'), yaml);
+    result = await svc(dir, ['init', '--no-user']);
+  }, CLI_TIMEOUT);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps package.json and svc.yaml as they are and adds only the missing .gitignore lines', () => {
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'package.json'), 'utf8')).toBe(manifest);
+    expect(readFileSync(join(dir, 'svc.yaml'), 'utf8')).toBe(yaml);
+    expect(readFileSync(join(dir, 'main.ts'), 'utf8')).toBe(STARTER_MAIN_TS);
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe(
+      `${gitignore}\n\n# svc init: secrets, the local database, dependencies\nauth.db\nauth.db-shm\nauth.db-wal\n`,
+    );
+    expect(result.stdout).toMatch(/^\.gitignore: added auth\.db, auth\.db-shm, auth\.db-wal$/m);
+  });
+
+  it('warns on stderr with the fix when package.json is not an ES module package, and says so first', () => {
+    expect(result.stderr).toBe(
+      'svc: warning: package.json has no "type": "module", and main.ts is an ES module: run `npm pkg set type=module` before `svc serve` (svc init does not edit package.json)\n',
+    );
+    expect(result.stdout).toMatch(/1\. Make the project an ES module: +npm pkg set type=module/);
+  });
+
+  it('prints next steps from the settings (port, api_v1_prefix) and how to create the missing user', () => {
+    expect(result.stdout).toMatch(/2\. Create a superuser: +npx svc users create <username> --superuser/);
+    expect(result.stdout).toContain('Open http://127.0.0.1:9123/docs/core');
+    expect(result.stdout).toContain('Open GET /api/v1/auth/user');
+  });
+
+  it(
+    'a second run changes nothing; once the package is an ES module the starter loads',
+    async () => {
+      const before = listing(dir);
+      const again = await svc(dir, ['init', '--no-user']);
+      expect(again.code).toBe(1); // the starter is now loaded, and cannot be while package.json says commonjs
+      expect(again.stderr).toMatch(/npm pkg set type=module/);
+      expect(listing(dir)).toEqual(before);
+      writeFileSync(join(dir, 'package.json'), manifest.replace('commonjs', 'module'));
+      const fixed = await svc(dir, ['init', '--no-user']);
+      expect(fixed.stderr).toBe('');
+      expect(fixed.code).toBe(0);
+      expect(fixed.stdout).not.toMatch(/npm pkg set type=module/);
     },
     CLI_TIMEOUT,
   );

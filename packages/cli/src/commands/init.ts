@@ -1,12 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
-import { MIN_SECRET_KEY_LENGTH, hashPassword, loadSettings, readDotenv } from '@svc/core/internal';
+import {
+  MIN_SECRET_KEY_LENGTH,
+  SettingsSchema,
+  dialectOf,
+  hashPassword,
+  loadSettings,
+  readDotenv,
+  sqlitePath,
+} from '@svc/core/internal';
 import { DEFAULT_TARGET, MigrationError, checkSchema, createRevision, readChain } from '@svc/migrations';
 import { eq } from 'drizzle-orm';
 import type { CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
+import { APP_MODULE_EXTENSIONS, DEFAULT_APP_SPEC } from '../load-app.js';
+import { STARTER_MAIN_TS, starterPackageJson, starterSvcYaml } from '../templates/project.js';
 import {
   loadProjectApp,
   migrationContext,
@@ -103,6 +113,157 @@ function completeDotenv(
   return missing;
 }
 
+/** Writes `content` to `path` unless the file exists (never overwrites); returns whether it wrote. */
+function writeIfAbsent(path: string, content: string): boolean {
+  try {
+    writeFileSync(path, content, { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** `.gitignore` lines compare equal with or without a leading or trailing slash (`/.env`, `node_modules`). */
+const gitignoreKey = (line: string) => line.trim().replace(/^\/+|\/+$/g, '');
+
+/** Appends the entries `.gitignore` lacks (creating it when absent); never repeats a line. Returns those added. */
+function completeGitignore(path: string, entries: string[]): string[] {
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const present = new Set(text.split(/\r?\n/).map(gitignoreKey));
+  const missing = entries.filter((entry) => !present.has(gitignoreKey(entry)));
+  if (missing.length === 0) return [];
+  const separator = text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n';
+  appendFileSync(
+    path,
+    `${separator}# svc init: secrets, the local database, dependencies\n${missing.join('\n')}\n`,
+  );
+  return missing;
+}
+
+/**
+ * The files of a file database given by `url` (`auth.db` with its `-shm` and `-wal` companions) as `.gitignore`
+ * entries relative to the project, or none for a server database or a file outside the project.
+ */
+function databaseFilesOf(url: string, baseDir: string): string[] {
+  if (dialectOf(url) !== 'sqlite') return [];
+  const path = sqlitePath(url, baseDir);
+  const rel = relative(baseDir, path);
+  if (path === ':memory:' || rel === '' || rel.startsWith('..') || isAbsolute(rel)) return [];
+  const entry = rel.split(sep).join('/');
+  return [entry, `${entry}-shm`, `${entry}-wal`];
+}
+
+/** What {@link scaffoldProject} did, for the output and the rest of init. */
+interface Scaffold {
+  /** The starter main.ts was written by this run (init then migrates the core modules without importing it). */
+  wroteStarter: boolean;
+  /** package.json exists and lacks `"type": "module"`: main.ts cannot load until it is set. */
+  notEsm: boolean;
+}
+
+/**
+ * A new project (no `main.ts`, `main.js` or `main.mjs`): writes the starter `main.ts`, `svc.yaml` when neither
+ * it nor `svc.yml` exists, `package.json` when absent, and completes `.gitignore`. Never overwrites a file, so
+ * a second run changes nothing. An existing package.json is never edited: without `"type": "module"` init warns
+ * with the fix (`npm pkg set type=module`), since the starter is an ES module.
+ */
+function scaffoldProject(baseDir: string, app: string, authDatabaseUrl: string): Scaffold {
+  const none: Scaffold = { wroteStarter: false, notEsm: false };
+  if (app !== DEFAULT_APP_SPEC) return none; // another module was named: it is the project's to write
+  if (APP_MODULE_EXTENSIONS.some((ext) => existsSync(join(baseDir, `main${ext}`)))) return none;
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+
+  const wroteStarter = writeIfAbsent(join(baseDir, 'main.ts'), STARTER_MAIN_TS);
+  if (wroteStarter) say('main.ts: wrote a starter app (a public and a protected route)');
+  if (!existsSync(join(baseDir, 'svc.yml'))) {
+    const yaml = starterSvcYaml(SettingsSchema.parse({}) as Record<string, unknown>);
+    if (writeIfAbsent(join(baseDir, 'svc.yaml'), yaml))
+      say('svc.yaml: wrote the common settings (no secrets)');
+  }
+  const ignored = completeGitignore(join(baseDir, '.gitignore'), [
+    '.env',
+    ...databaseFilesOf(authDatabaseUrl, baseDir),
+    'node_modules/',
+  ]);
+  if (ignored.length > 0) say(`.gitignore: added ${ignored.join(', ')}`);
+
+  const manifestPath = join(baseDir, 'package.json');
+  let notEsm = false;
+  if (writeIfAbsent(manifestPath, starterPackageJson(basename(baseDir)))) {
+    say('package.json: wrote a minimal one ("type": "module", scripts start and dev)');
+  } else {
+    try {
+      notEsm = (JSON.parse(readFileSync(manifestPath, 'utf8')) as { type?: unknown }).type !== 'module';
+    } catch {
+      notEsm = false; // not JSON: npm reports that better than we could
+    }
+    if (notEsm) {
+      process.stderr.write(
+        'svc: warning: package.json has no "type": "module", and main.ts is an ES module: run `npm pkg set type=module` before `svc serve` (svc init does not edit package.json)\n',
+      );
+    }
+  }
+  return { wroteStarter, notEsm };
+}
+
+/** `/api` + `api_v1_prefix`, as the server joins them. */
+function apiBaseOf(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '/api' : `/api/${trimmed}`;
+}
+
+/** Where a browser on this machine reaches the server bound to `host`. */
+function browserUrlOf(host: string, port: number): string {
+  const local = host === '' || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${local.includes(':') ? `[${local}]` : local}:${port}`;
+}
+
+/**
+ * The next steps printed at the end of every run: serve, log in through the docs' Authorize button, call
+ * GET /api/auth/user. Plain text (docs/cli.md "help and output"); the password is never printed.
+ */
+function nextSteps(options: {
+  settings: { host: string; port: number; api_v1_prefix: string; docs_enabled: boolean };
+  username: string | undefined;
+  notEsm: boolean;
+}): string {
+  const { settings, username, notEsm } = options;
+  const url = browserUrlOf(settings.host, settings.port);
+  const userRoute = `${apiBaseOf(settings.api_v1_prefix)}/auth/user`;
+  const steps: string[] = [];
+  if (notEsm) steps.push('Make the project an ES module:  npm pkg set type=module');
+  if (username === undefined) {
+    steps.push('Create a superuser:  npx svc users create <username> --superuser   (password prompted)');
+  }
+  steps.push('Start the server:  npx svc serve   (or npx svc dev: restarts when a file changes)');
+  const who = username === undefined ? 'that user' : username;
+  if (settings.docs_enabled) {
+    steps.push(
+      `Open ${url}/docs/core (the core routes; your own routes are at ${url}/docs)`,
+      `Click "Authorize", log in as ${who} with its password (leave client_id and client_secret empty)`,
+      `Open GET ${userRoute}, click "Try it out", then "Execute": 200 with your user`,
+    );
+  } else {
+    steps.push(
+      `Log in as ${who}:  curl -d 'username=${username ?? '<username>'}&password=<password>' ${url}${apiBaseOf(settings.api_v1_prefix)}/auth/token`,
+      `Call:  curl -H 'Authorization: Bearer <access_token>' ${url}${userRoute}   (docs_enabled is false: no /docs)`,
+    );
+  }
+  const numbered = steps.map((step, i) => `  ${i + 1}. ${step}`);
+  return [
+    '',
+    'Next steps:',
+    ...numbered,
+    '',
+    'More:',
+    '  npx svc users create <username>   add a user (--superuser, --staff; see npx svc users --help)',
+    '  npx svc migrations --help          schema revisions of the auth tables (commit the migrations/ folder)',
+    '  Docs: https://www.npmjs.com/package/@svc/core and https://www.npmjs.com/package/@svc/cli',
+    '',
+  ].join('\n');
+}
+
 /** Reads a line without echoing it (a password). */
 function promptHidden(question: string): Promise<string> {
   return new Promise((resolvePrompt, reject) => {
@@ -181,11 +342,13 @@ async function ensureSuperuser(
 
 /**
  * `svc init` (SPEC "Command-line interface"): idempotent bootstrap of a project — `.env` with a secret key and
- * the auth database URL, the migrations folder with its first revision, upgrade to head, the first superuser.
+ * the auth database URL, in a new project the starter files (main.ts, svc.yaml, .gitignore, package.json), the
+ * migrations folder with its first revision, upgrade to head, the first superuser, then the next steps.
  */
 export const initCommand: CommandModule<InitArgs, InitArgs> = {
   command: 'init',
-  describe: 'Set up the project: .env, migrations, database upgrade, first superuser (safe to run again)',
+  describe:
+    'Set up the project: .env, starter files in a new project, migrations, database upgrade, first superuser (safe to run again)',
   builder: (y) =>
     y
       .option('username', {
@@ -231,11 +394,14 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
     }
     const written = completeDotenv(envPath, existing, planned);
     process.stdout.write(written.length ? `.env: added ${written.join(', ')}\n` : '.env: complete\n');
+    const scaffold = scaffoldProject(baseDir, argv.app, planned.SVC_AUTH_DATABASE_URL!);
 
     try {
-      const app = await loadProjectApp(baseDir, argv.app);
+      // The starter written just now adds no module to the core ones, so init migrates without importing it:
+      // that works before `@svc/core` resolves or before package.json says "type": "module".
+      const app = scaffold.wroteStarter ? undefined : await loadProjectApp(baseDir, argv.app);
       // The settings the app will run with: environment, the .env just completed, svc.yaml, the app's own.
-      loadSettings({ baseDir, overrides: app?.options.settings });
+      const settings = loadSettings({ baseDir, overrides: app?.options.settings });
       const context = await migrationContext({ baseDir, target: argv.targetName, app });
       const chain = await readChain(context.dir);
       if (chain.length === 0) {
@@ -266,6 +432,13 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
       } finally {
         await db.close();
       }
+      process.stdout.write(
+        nextSteps({
+          settings,
+          username: argv.user ? argv.username.trim().toLowerCase() : undefined,
+          notEsm: scaffold.notEsm,
+        }),
+      );
     } catch (error) {
       if (error instanceof MigrationError) throw new CliError(error.message);
       throw error;
