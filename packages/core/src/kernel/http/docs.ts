@@ -4,8 +4,7 @@ import {
   extendZodWithOpenApi,
   type RouteConfig,
 } from '@asteasolutions/zod-to-openapi';
-import type express from 'express';
-import swaggerUi from 'swagger-ui-express';
+import express from 'express';
 import { z } from 'zod';
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
@@ -160,8 +159,19 @@ export function mountDocs(app: express.Express, options: DocsOptions): void {
     swaggerOptions: { url, persistAuthorization: true },
     customSiteTitle: options.title,
   });
-  app.use('/docs/core', localOnly, swaggerUi.serveFiles(undefined, uiOptions('/openapi-core.json')));
-  app.get('/docs/core', localOnly, swaggerUi.setup(undefined, uiOptions('/openapi-core.json')));
-  app.use('/docs', localOnly, swaggerUi.serveFiles(undefined, uiOptions('/openapi.json')));
-  app.get('/docs', localOnly, swaggerUi.setup(undefined, uiOptions('/openapi.json')));
+  // swagger-ui-express (and swagger-ui-dist behind it) loads on the first /docs request, not at start-up
+  // (issue 9, cold start). The router it fills answers as the four mounts on `app` did: /docs/core first.
+  let ui: Promise<express.Router> | undefined;
+  const loadUi = () =>
+    (ui ??= import('swagger-ui-express').then(({ default: swaggerUi }) => {
+      const router = express.Router();
+      router.use('/core', swaggerUi.serveFiles(undefined, uiOptions('/openapi-core.json')));
+      router.get('/core', swaggerUi.setup(undefined, uiOptions('/openapi-core.json')));
+      router.use('/', swaggerUi.serveFiles(undefined, uiOptions('/openapi.json')));
+      router.get('/', swaggerUi.setup(undefined, uiOptions('/openapi.json')));
+      return router;
+    }));
+  app.use('/docs', localOnly, (req, res, next) => {
+    loadUi().then((router) => router(req, res, next), next);
+  });
 }
