@@ -4,6 +4,7 @@ import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { AuthUser, Authenticator, LoginGuard, PortRegistry, TokenRevoker } from '../kernel/ports.js';
+import { createFailureTiming } from './failure-timing.js';
 import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -69,6 +70,8 @@ const invalidCredentials = () => new SvcError('auth.invalid_credentials', { loc:
 export async function createAuthService(deps: AuthServiceDeps) {
   const { settings, store, signer, cache, log, ports, now } = deps;
   const dummyHash = deps.dummyHash ?? (await createDummyHash());
+  // SPEC "Authentication routes" 1: every failed login answers in about the same time.
+  const failureTiming = createFailureTiming();
 
   // Falls back to an in-process counter while the shared cache is down (issue 11, faults).
   const rateLimit = createRateLimiter({ cache, settings, log });
@@ -226,17 +229,22 @@ export async function createAuthService(deps: AuthServiceDeps) {
     /** `POST /auth/token` (SPEC "Authentication routes" 1: one uniform 401 for every failure). */
     async login(input: { username: string; password: string; ip: string }): Promise<LoginResult> {
       await rateLimit(input.ip, 'login');
+      const startedAt = failureTiming.start();
+      const fail = async () => {
+        await failureTiming.settle(startedAt);
+        return invalidCredentials();
+      };
       const username = input.username.trim().toLowerCase();
       const row = username ? await store.userByUsername(username) : undefined;
       if (!row) {
         await verifyPassword(dummyHash, input.password);
-        throw invalidCredentials();
+        throw await fail();
       }
       if (!row.isActive) {
         await verifyPassword(row.passwordHash, input.password);
-        throw invalidCredentials();
+        throw await fail();
       }
-      if ((await attemptPassword(row, input.password)) !== 'ok') throw invalidCredentials();
+      if ((await attemptPassword(row, input.password)) !== 'ok') throw await fail();
       if (needsRehash(row.passwordHash)) {
         // SPEC "User": outdated parameters are re-hashed on the next successful login (not a password change).
         await store.updateUser(row.id, { passwordHash: await hashPassword(input.password) });
