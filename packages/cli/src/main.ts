@@ -1,5 +1,5 @@
 import yargs from 'yargs';
-import { commands } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import { CliError } from './errors.js';
 
 /**
@@ -30,7 +30,7 @@ export async function run(argv: string[]): Promise<number> {
       // yargs spreads some messages (invalid choices) over lines: the CLI prints problems on one line.
       throw error ?? new CliError((message ?? 'invalid command line').replace(/\s*\n\s*/g, ' '), 2);
     });
-  for (const command of commands) parser.command(command as never);
+  for (const command of await commandsFor(argv)) parser.command(command as never);
   try {
     const result = (await parser.parseAsync()) as { exitCode?: number };
     exitCode = typeof result.exitCode === 'number' ? result.exitCode : 0;

@@ -1,20 +1,45 @@
 import type { CommandModule } from 'yargs';
-import { auditCommand } from './audit.js';
-import { devCommand } from './dev.js';
-import { initCommand } from './init.js';
-import { migrationsCommand } from './migrations.js';
-import { serveCommand } from './serve.js';
-import { usersCommand } from './users.js';
+
+/** One `svc` command: its name on the command line and the module that defines and runs it. */
+export interface CommandEntry {
+  name: string;
+  load(): Promise<CommandModule<any, any>>;
+}
 
 /**
  * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
- * makes the process exit with it.
+ * makes the process exit with it. Loaded on demand (issue 9, cold start): `svc serve` imports only
+ * serve.ts, not the other commands and what they import; `--help` and unknown commands load them all.
  */
-export const commands: CommandModule<any, any>[] = [
-  serveCommand,
-  devCommand,
-  initCommand,
-  migrationsCommand,
-  usersCommand,
-  auditCommand,
+export const commands: CommandEntry[] = [
+  { name: 'serve', load: async () => (await import('./serve.js')).serveCommand },
+  { name: 'dev', load: async () => (await import('./dev.js')).devCommand },
+  { name: 'init', load: async () => (await import('./init.js')).initCommand },
+  { name: 'migrations', load: async () => (await import('./migrations.js')).migrationsCommand },
+  { name: 'users', load: async () => (await import('./users.js')).usersCommand },
+  { name: 'audit', load: async () => (await import('./audit.js')).auditCommand },
 ];
+
+/** Options of the program itself that take a value (they may come before the command). */
+const GLOBAL_VALUE_OPTIONS = new Set(['--base-dir', '--baseDir']);
+
+/**
+ * The commands to register for `argv`: only the one named when it is a known command, else all of them
+ * (top-level help, a typo that yargs suggests a command for, no command at all).
+ */
+export async function commandsFor(argv: readonly string[]): Promise<CommandModule<any, any>[]> {
+  let name: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (GLOBAL_VALUE_OPTIONS.has(arg)) {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    name = arg;
+    break;
+  }
+  const named = commands.find((command) => command.name === name);
+  return Promise.all((named ? [named] : commands).map((command) => command.load()));
+}
