@@ -6,7 +6,10 @@ import { en } from '../packages/core/src/kernel/i18n/locales/en.ts';
 
 const rows = Object.entries(ERROR_CODES)
   .sort(([a, x], [b, y]) => x.status - y.status || a.localeCompare(b))
-  .map(([code, spec]) => `| ${spec.status} | \`${code}\` | \`${JSON.stringify(spec.loc ?? [])}\` | ${en[code] ?? ''} |`);
+  .map(
+    ([code, spec]) =>
+      `| ${spec.status} | \`${code}\` | \`${JSON.stringify(spec.loc ?? [])}\` | ${en[code] ?? ''} |`,
+  );
 const text = `# Errors
 
 Every error answers with the uniform body \`{"detail": [{"loc", "msg", "type", "code", "params"?}]}\`

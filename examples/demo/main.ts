@@ -45,7 +45,11 @@ const toNote = (row: typeof sqliteNotes.$inferSelect) => ({
 const notes = defineRouter({ prefix: '/notes', tags: ['notes'], permissions: ['notes.read'] });
 
 notes.get('/', { summary: 'List notes', response: z.array(Note) }, async (ctx) => {
-  const rows = await ctx.db.orm.select().from(notesTable(ctx.db)).orderBy(desc(notesTable(ctx.db).id)).limit(100);
+  const rows = await ctx.db.orm
+    .select()
+    .from(notesTable(ctx.db))
+    .orderBy(desc(notesTable(ctx.db).id))
+    .limit(100);
   return rows.map(toNote);
 });
 
@@ -85,7 +89,12 @@ notes.post(
       .set({ archived: true })
       .where(eq(table.id, ctx.params.noteId))
       .returning();
-    if (!row) throw new SvcError('notes.not_found', { status: 404, loc: ['path', 'noteId'], message: 'No such note.' });
+    if (!row)
+      throw new SvcError('notes.not_found', {
+        status: 404,
+        loc: ['path', 'noteId'],
+        message: 'No such note.',
+      });
     return toNote(row);
   },
 );
@@ -101,7 +110,12 @@ const notifications = defineSettingsSection({
   icon: 'bell',
   route: '/settings/notifications',
   fields: {
-    emailDigest: { type: 'enum', values: ['off', 'daily', 'weekly'], default: 'daily', label: 'Email digest' },
+    emailDigest: {
+      type: 'enum',
+      values: ['off', 'daily', 'weekly'],
+      default: 'daily',
+      label: 'Email digest',
+    },
     maxItems: { type: 'integer', ge: 1, le: 50, default: 10, label: 'Items per digest' },
   },
 });
@@ -110,15 +124,22 @@ export const app = createApp({
   routers: [notes, open],
   settingsSections: [notifications],
   migrationTargets: {
-    notes: { database: 'main', tables: (_settings, dialect) => ({ notes: dialect === 'pg' ? pgNotes : sqliteNotes }) },
+    notes: {
+      database: 'main',
+      tables: (_settings, dialect) => ({ notes: dialect === 'pg' ? pgNotes : sqliteNotes }),
+    },
   },
   // A real project sends mail or SMS here; the demo writes the code to the log so you can log in with MFA.
   mfaSender: {
     async sendEmailCode({ email, otpCode, expiresInMinutes }) {
-      process.stderr.write(`demo mfaSender: email code for ${email}: ${otpCode} (valid ${expiresInMinutes} min)\n`);
+      process.stderr.write(
+        `demo mfaSender: email code for ${email}: ${otpCode} (valid ${expiresInMinutes} min)\n`,
+      );
     },
     async sendSmsCode({ phoneNumber, otpCode, expiresInMinutes }) {
-      process.stderr.write(`demo mfaSender: SMS code for ${phoneNumber}: ${otpCode} (valid ${expiresInMinutes} min)\n`);
+      process.stderr.write(
+        `demo mfaSender: SMS code for ${phoneNumber}: ${otpCode} (valid ${expiresInMinutes} min)\n`,
+      );
     },
   },
 });

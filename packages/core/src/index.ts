@@ -1,5 +1,13 @@
 export { createApp, createAuthSchema } from './app/create-app.js';
-export type { App, AppOptions, MigrationTarget, AppRuntime, InitOptions, ListenOptions, UdpListener } from './app/create-app.js';
+export type {
+  App,
+  AppOptions,
+  MigrationTarget,
+  AppRuntime,
+  InitOptions,
+  ListenOptions,
+  UdpListener,
+} from './app/create-app.js';
 export { SERVICE_NAME, SERVICE_VERSION } from './app/version.js';
 export {
   defineRouter,

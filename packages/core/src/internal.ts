@@ -7,7 +7,13 @@ export { createTablesSql, snapshotOf, diffSnapshots, drizzleKit } from './kernel
 export { openDatabase, dialectOf, redactUrl, sqlitePath, type Orm } from './kernel/db/database.js';
 export { coreTables, type CoreTables, type Dialect } from './kernel/db/tables.js';
 export { loadSettings, readDotenv, checkSecretKey, ConfigError } from './kernel/config/load.js';
-export { SettingsSchema, SECRET_SETTINGS, MIN_SECRET_KEY_LENGTH, tableName, effectiveLogLevel } from './kernel/config/schema.js';
+export {
+  SettingsSchema,
+  SECRET_SETTINGS,
+  MIN_SECRET_KEY_LENGTH,
+  tableName,
+  effectiveLogLevel,
+} from './kernel/config/schema.js';
 export { createLogger, type Logger } from './kernel/log/logger.js';
 export { createCache } from './kernel/cache/index.js';
 export { createPortRegistry, type Ports, type PortRegistry } from './kernel/ports.js';

@@ -128,6 +128,5 @@ export function describeEachCache(name: string, fn: (cache: TestCache) => void):
     return;
   }
   describe(`${name} [redis]`, () =>
-    fn({ kind: 'redis', url: TEST_REDIS_URL, prefix: `svctest:${randomBytes(5).toString('hex')}:` }),
-  );
+    fn({ kind: 'redis', url: TEST_REDIS_URL, prefix: `svctest:${randomBytes(5).toString('hex')}:` }));
 }

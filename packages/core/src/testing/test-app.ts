@@ -83,7 +83,11 @@ export interface StartTestAppOptions extends Omit<AppOptions, 'settings'> {
 export const DEFAULT_TEST_PASSWORD = 'correct-horse-battery';
 
 export function createClient(baseUrl: string, token?: string): TestClient {
-  async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
+  async function request<T>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     const bearer = options.token ?? token;
     if (bearer && !('Authorization' in headers) && !('authorization' in headers)) {
@@ -177,10 +181,13 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
       }
       const base = createClient(url, tokens.access_token);
       const full: TestUser =
-        'id' in user
-          ? user
-          : { id: '', username: user.username, password: user.password, email: null };
-      return { ...base, user: full, accessToken: tokens.access_token, refreshToken: tokens.refresh_token ?? '' };
+        'id' in user ? user : { id: '', username: user.username, password: user.password, email: null };
+      return {
+        ...base,
+        user: full,
+        accessToken: tokens.access_token,
+        refreshToken: tokens.refresh_token ?? '',
+      };
     },
     close: () => app.close(),
   };
