@@ -3,6 +3,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createCache } from '../kernel/cache/index.js';
 import type { Cache } from '../kernel/cache/cache.js';
 import { loadSettings } from '../kernel/config/load.js';
@@ -79,6 +80,11 @@ export interface ListenOptions {
   port?: number;
   /** Express `trust proxy`: `--proxy-headers` with `--forwarded-allow-ips`. @default 'loopback' */
   trustProxy?: boolean | string | string[];
+  /**
+   * On `close()`, how long the server keeps answering (with `Connection: close`) before it stops accepting,
+   * so clients reusing idle keep-alive sockets get answers instead of resets. @default 1000
+   */
+  drainWindowMs?: number;
   /** Whether this process starts the UDP listeners. @default true outside cluster workers, worker 1 inside */
   udpListeners?: boolean;
 }
@@ -121,6 +127,8 @@ const noEvents: EventSink = {
 };
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** How long a stopping server still answers (with `Connection: close`) before it stops accepting. */
+const DRAIN_WINDOW_MS = 1_000;
 
 /**
  * Creates the application: core modules (auth, users, permissions, settings, MFA, audit, events, health,
@@ -135,6 +143,8 @@ export function createApp(options: AppOptions = {}): App {
   let server: Server | undefined;
   let udpSockets: Socket[] = [];
   let closing: Promise<void> | undefined;
+  let draining = false;
+  let drainWindowMs = DRAIN_WINDOW_MS;
 
   async function start(init: InitOptions): Promise<AppRuntime> {
     const baseDir = resolve(init.baseDir ?? options.baseDir ?? process.cwd());
@@ -255,6 +265,7 @@ export function createApp(options: AppOptions = {}): App {
     },
     async listen(listenOptions = {}) {
       listenTrustProxy = listenOptions.trustProxy;
+      drainWindowMs = listenOptions.drainWindowMs ?? DRAIN_WINDOW_MS;
       const rt = await app.init();
       if (listenOptions.trustProxy !== undefined) {
         (rt.handler as unknown as { set(k: string, v: unknown): void }).set(
@@ -264,7 +275,11 @@ export function createApp(options: AppOptions = {}): App {
       }
       const host = listenOptions.host ?? rt.settings.host;
       const port = listenOptions.port ?? rt.settings.port;
-      server = createServer({ keepAliveTimeout: 5_000 }, rt.handler);
+      server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+        // While draining, every answer closes its connection (see stopServer).
+        if (draining) res.shouldKeepAlive = false;
+        rt.handler(req, res);
+      });
       for (const instance of instances) instance.onServer?.(server);
       await new Promise<void>((resolvePromise, reject) => {
         server!.once('error', reject);
@@ -294,7 +309,10 @@ export function createApp(options: AppOptions = {}): App {
             rt?.log.error('module shutdown failed', { exc: error });
           }
         }
-        if (server) await stopServer(server);
+        if (server) {
+          draining = true;
+          await stopServer(server, drainWindowMs);
+        }
         for (const socket of udpSockets) socket.close();
         for (const instance of [...instances].reverse()) {
           try {
@@ -335,14 +353,26 @@ export function createApp(options: AppOptions = {}): App {
   return app;
 }
 
-/** Stops accepting, lets in-flight requests finish (up to a grace period), then closes every socket. */
-async function stopServer(server: Server): Promise<void> {
+/**
+ * Graceful stop. For a short window the server keeps answering, with `Connection: close`, so a client that
+ * reuses an idle keep-alive socket gets an answer instead of a reset; then it stops accepting, lets
+ * in-flight requests finish (up to a grace period) and closes every socket.
+ */
+async function stopServer(server: Server, drainWindowMs: number): Promise<void> {
+  const deadline = Date.now() + drainWindowMs;
+  while (Date.now() < deadline && (await openConnections(server)) > 0) await sleep(25);
   const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
   server.closeIdleConnections();
   const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
   timer.unref();
   await closed;
   clearTimeout(timer);
+}
+
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolvePromise) =>
+    server.getConnections((error, count) => resolvePromise(error ? 0 : count)),
+  );
 }
 
 async function startUdpListeners(listeners: UdpListener[], log: Logger): Promise<Socket[]> {

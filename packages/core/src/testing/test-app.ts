@@ -144,7 +144,9 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
     },
   });
   await app.init({ env: {} });
-  const { url } = await app.listen({ host: '127.0.0.1', port: 0 });
+  // Test clients keep idle sockets open: closing apps at once keeps the suite fast (the drain window is
+  // exercised through real `svc serve` processes).
+  const { url } = await app.listen({ host: '127.0.0.1', port: 0, drainWindowMs: 0 });
   const client = createClient(url);
   const testApp: TestApp = {
     ...client,
