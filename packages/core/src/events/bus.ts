@@ -1,4 +1,5 @@
-import type { createClient, RedisClientOptions } from 'redis';
+import type { createClient } from 'redis';
+import { redisConnectionOptions } from '../kernel/cache/redis-cache.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { UserChange } from '../kernel/ports.js';
 
@@ -37,8 +38,6 @@ export function createLocalBus(deliver: (message: BusMessage) => void): EventBus
 
 /** A command that gets no answer within this time fails (a hung Redis must not hang emitters). */
 const COMMAND_TIMEOUT_MS = 2_000;
-const CONNECT_TIMEOUT_MS = 2_000;
-const MAX_RECONNECT_DELAY_MS = 2_000;
 
 export interface RedisBusOptions {
   /** `cache_url` (redis://, rediss:// or unix://). */
@@ -62,7 +61,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<EventBus
   // the in-process cache never uses (the same as kernel/cache/redis-cache.ts).
   const { createClient } = await import('redis');
   const publisher = createClient({
-    ...connectionOptions(options.url),
+    ...redisConnectionOptions(options.url),
     disableOfflineQueue: true,
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
   });
@@ -142,21 +141,4 @@ function firstAttempt(client: ReturnType<typeof createClient>): Promise<void> {
   });
   client.connect().catch(() => undefined);
   return settled;
-}
-
-/** Client options for a `cache_url`; the `redis` client parses redis:// and rediss:// but not unix://. */
-function connectionOptions(url: string): RedisClientOptions {
-  const socket = {
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, MAX_RECONNECT_DELAY_MS),
-  };
-  if (!url.startsWith('unix:')) return { url, socket };
-  const parsed = new URL(url);
-  const database = parsed.searchParams.get('db');
-  return {
-    socket: { ...socket, path: decodeURIComponent(parsed.pathname) },
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(database ? { database: Number(database) } : {}),
-  };
 }

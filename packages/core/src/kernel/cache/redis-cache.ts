@@ -54,7 +54,7 @@ export class RedisCache implements Cache {
     // which a server on the memory cache never needs (cold start).
     const { createClient } = await import('redis');
     const client = createClient({
-      ...connectionOptions(url),
+      ...redisConnectionOptions(url),
       // Without this, commands issued while disconnected wait in a queue until the server is back.
       disableOfflineQueue: true,
       commandOptions: { timeout: COMMAND_TIMEOUT_MS },
@@ -148,8 +148,11 @@ export class RedisCache implements Cache {
   }
 }
 
-/** Client options for a `cache_url`; the `redis` client parses redis:// and rediss:// but not unix://. */
-function connectionOptions(url: string): RedisClientOptions {
+/**
+ * Client options for a `cache_url` (also used by the events bus); the `redis` client parses redis:// and
+ * rediss:// but not unix://.
+ */
+export function redisConnectionOptions(url: string): RedisClientOptions {
   const socket = {
     connectTimeout: CONNECT_TIMEOUT_MS,
     // Keep retrying (a cache outage is temporary), at most every MAX_RECONNECT_DELAY_MS.
