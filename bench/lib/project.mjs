@@ -60,7 +60,13 @@ export async function createProject({ databaseUrl } = {}) {
   // copy has none, as on a clean clone before one is committed).
   // (Read from every script: the demo's `start` runs them since bda298a, an older demo had a `setup` script.)
   const scripts = JSON.parse(readFileSync(join(DEMO, 'package.json'), 'utf8')).scripts ?? {};
-  const setup = [...new Set(Object.values(scripts).join(' && ').split(/\s*&&\s*/))].join(' && ');
+  const setup = [
+    ...new Set(
+      Object.values(scripts)
+        .join(' && ')
+        .split(/\s*&&\s*/),
+    ),
+  ].join(' && ');
   for (const [, target] of setup.matchAll(/svc migrations upgrade --target-name (\S+)/g)) {
     if (!existsSync(join(dir, 'migrations', target))) {
       await svc('migrations', 'revision', `${target} tables`, '--autogenerate', '--target-name', target);
