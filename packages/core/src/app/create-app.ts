@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createCache } from '../kernel/cache/index.js';
@@ -355,14 +355,20 @@ export function createApp(options: AppOptions = {}): App {
 
 /**
  * Graceful stop. For a short window the server keeps answering, with `Connection: close`, so a client that
- * reuses an idle keep-alive socket gets an answer instead of a reset; then it stops accepting, lets
- * in-flight requests finish (up to a grace period) and closes every socket.
+ * reuses an idle keep-alive socket gets an answer instead of a reset. Then it stops listening, lets every
+ * connection end by itself (each answer closes its connection; idle ones end at the keep-alive timeout) and
+ * cuts what is left after a grace period. `http.Server#close` is not used when draining: since Node 19 it
+ * also destroys every connection without a request in progress, including one just accepted whose request
+ * has not been read yet, which the client sees as a reset.
  */
 async function stopServer(server: Server, drainWindowMs: number): Promise<void> {
   const deadline = Date.now() + drainWindowMs;
   while (Date.now() < deadline && (await openConnections(server)) > 0) await sleep(25);
-  const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  server.closeIdleConnections();
+  const closed = new Promise<void>((resolvePromise) => {
+    if (drainWindowMs > 0) NetServer.prototype.close.call(server, () => resolvePromise());
+    else server.close(() => resolvePromise());
+  });
+  if (drainWindowMs === 0) server.closeIdleConnections();
   const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
   timer.unref();
   await closed;
