@@ -21,3 +21,15 @@ export interface Cache {
   ttl(key: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
+
+/** JSON text of a cache value; refuses what JSON cannot carry instead of storing a silent `undefined`. */
+export function encode(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError('cache values must be JSON-serialisable');
+  return text;
+}
+
+/** `Cache` TTLs are seconds (0 or omitted: no expiry); milliseconds here so fractional TTLs keep their length. */
+export function ttlMilliseconds(ttlSeconds: number | undefined): number {
+  return ttlSeconds && ttlSeconds > 0 ? Math.max(1, Math.round(ttlSeconds * 1000)) : 0;
+}

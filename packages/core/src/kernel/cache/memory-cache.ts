@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Cache } from './cache.js';
+import { encode, ttlMilliseconds, type Cache } from './cache.js';
 
 /**
  * The in-process cache (`cache_url` empty): an LRU of at most `cache_max_entries` entries, per worker.
@@ -85,16 +85,4 @@ export class MemoryCache implements Cache {
   #key(key: string): string {
     return this.#prefix + key;
   }
-}
-
-/** JSON text of a cache value; refuses what JSON cannot carry instead of storing a silent `undefined`. */
-function encode(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined) throw new TypeError('cache values must be JSON-serialisable');
-  return text;
-}
-
-/** `Cache` TTLs are seconds, 0 or omitted meaning no expiry; lru-cache takes milliseconds, 0 meaning none. */
-function ttlMilliseconds(ttlSeconds: number | undefined): number {
-  return ttlSeconds && ttlSeconds > 0 ? Math.max(1, Math.round(ttlSeconds * 1000)) : 0;
 }

@@ -1,7 +1,7 @@
 import type { createClient, RedisClientOptions } from 'redis';
 import { SvcError } from '../errors/svc-error.js';
 import type { Logger } from '../log/logger.js';
-import type { Cache } from './cache.js';
+import { encode, ttlMilliseconds, type Cache } from './cache.js';
 
 /** A command that gets no answer within this time fails (a hung server must not hang requests). */
 const COMMAND_TIMEOUT_MS = 2_000;
@@ -177,16 +177,4 @@ function serverName(url: string): string {
   } catch {
     return '(invalid cache_url)';
   }
-}
-
-/** JSON text of a cache value; refuses what JSON cannot carry instead of storing a silent `undefined`. */
-function encode(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined) throw new TypeError('cache values must be JSON-serialisable');
-  return text;
-}
-
-/** `Cache` TTLs are seconds (0 or omitted: no expiry); milliseconds here so fractional TTLs keep their length. */
-function ttlMilliseconds(ttlSeconds: number | undefined): number {
-  return ttlSeconds && ttlSeconds > 0 ? Math.max(1, Math.round(ttlSeconds * 1000)) : 0;
 }
