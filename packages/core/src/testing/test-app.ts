@@ -2,6 +2,8 @@ import { Writable } from 'node:stream';
 import { createApp, type App, type AppOptions } from '../app/create-app.js';
 import type { SettingsInput } from '../kernel/config/schema.js';
 import type { Router } from '../kernel/router.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import { createUserManager } from '../users/manage.js';
 import type { TestCache, TestDatabase } from './each.js';
 
 /** A 32+ character key for tests only. */
@@ -156,21 +158,14 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
     async createUser(input) {
       const rt = app.runtime;
       const password = input.password ?? DEFAULT_TEST_PASSWORD;
-      const passwordHash = await rt.ports.get('loginGuard').hashPassword(password);
-      const users = (rt.tables.core as { user: any }).user;
-      const [row] = await (rt.authDb.orm as any)
-        .insert(users)
-        .values({
-          username: input.username.trim().toLowerCase(),
-          email: input.email ?? null,
-          firstName: input.firstName ?? '',
-          lastName: input.lastName ?? '',
-          passwordHash,
-          isActive: input.isActive ?? true,
-          isStaff: input.isStaff ?? false,
-          isSuperuser: input.isSuperuser ?? false,
-        })
-        .returning();
+      // The same stored effects as `svc users create`, hashed like the server does.
+      const manager = createUserManager({
+        db: rt.authDb,
+        tables: rt.tables.core as unknown as CoreTables,
+        hashPassword: (p) => rt.ports.get('loginGuard').hashPassword(p),
+        now: () => new Date(),
+      });
+      const row = await manager.create({ ...input, username: input.username.trim().toLowerCase(), password });
       return { id: row.id, username: row.username, password, email: row.email };
     },
     async loginAs(user) {
