@@ -19,7 +19,7 @@ const VersionOut = z.object({ version: z.string() });
 /** Health (`/health/`, `/health/live`, `/health/ready`) and version (`/version/`) routes, all public. */
 export const healthModule = {
   name: 'health',
-  setup({ settings, authDb, ports }) {
+  setup({ settings, authDb }) {
     const missing = !settings.auth_database_url && !settings.database_url;
     const payload = async () => ({
       name: settings.project_name || settings.app_name || SERVICE_NAME,
@@ -27,7 +27,6 @@ export const healthModule = {
       description: settings.description,
       database: missing ? false : await authDb.ping(READINESS_TIMEOUT_MS),
     });
-    void ports;
     const health = defineRouter({ prefix: '/health', name: 'health', tags: ['health'], public: true });
     health.get('/', { summary: 'Service health', response: HealthOut }, payload);
     health.get('/live', { summary: 'Liveness probe', response: LiveOut, envelope: false }, () => ({
