@@ -7,6 +7,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Settings } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
+import { withStatementCache } from './statement-cache.js';
 import type { Dialect } from './tables.js';
 
 /**
@@ -92,7 +93,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   client.pragma('busy_timeout = 5000');
   client.pragma('foreign_keys = ON');
   const orm = drizzleSqlite({
-    client,
+    client: withStatementCache(client),
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
   }) as unknown as Orm;
   const mutex = new Mutex();
