@@ -129,26 +129,18 @@ export async function createAuthService(deps: AuthServiceDeps) {
     }
   }
 
-  async function issuePair(userId: string, family?: string): Promise<TokenPair> {
-    const refresh = signer.signRefresh(userId, family);
-    await store.insertRefresh({
-      jti: refresh.jti,
-      family: refresh.family,
-      userId,
-      expiresAt: refresh.expiresAt,
-    });
-    return { access_token: signer.signAccess(userId), token_type: 'bearer', refresh_token: refresh.token };
-  }
-
   async function completeLogin(user: AuthUser): Promise<TokenPair> {
-    const at = now();
-    await store.deleteExpiredRefreshOf(user.id, at);
-    const pair = await issuePair(user.id);
+    const refresh = signer.signRefresh(user.id);
     // SPEC "Account login lock": a successful login resets the counter, also after the MFA step, whose
     // wrong codes were counted on the account.
-    await store.updateUser(user.id, { lastLoginAt: at, failedLoginCount: 0 });
+    await store.recordLogin(user.id, now(), {
+      jti: refresh.jti,
+      family: refresh.family,
+      userId: user.id,
+      expiresAt: refresh.expiresAt,
+    });
     ports.get('events').emit('login', { userId: user.id, username: user.username });
-    return pair;
+    return { access_token: signer.signAccess(user.id), token_type: 'bearer', refresh_token: refresh.token };
   }
 
   async function loadUser(id: string): Promise<UserRow> {

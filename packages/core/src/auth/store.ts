@@ -106,6 +106,63 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .limit(1),
     'svc_auth_refresh_by_jti',
   );
+  // The writes of every login (issue 9): counted attempt, reset, housekeeping and the login record, built and
+  // prepared once like the statements above. A Date placeholder outside `set()` is wrapped in its column's
+  // encoder (`sql.param`), as drizzle does for literal values.
+  const at = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
+  const reaches = sql`${user.failedLoginCount} + 1 >= ${sql.placeholder('max')}`;
+  const countAttemptStatement = prepare<{ count: number; lockedUntil: Date | null }[]>(
+    orm
+      .update(user)
+      .set({
+        failedLoginCount: sql`CASE WHEN ${reaches} THEN 0 ELSE ${user.failedLoginCount} + 1 END`,
+        lockedUntil: sql`CASE WHEN ${reaches} THEN ${at('lockUntil', user.lockedUntil)} ELSE ${user.lockedUntil} END`,
+      })
+      .where(
+        and(
+          eq(user.id, sql.placeholder('id')),
+          or(isNull(user.lockedUntil), lte(user.lockedUntil, at('now', user.lockedUntil))),
+        ),
+      )
+      .returning({ count: user.failedLoginCount, lockedUntil: user.lockedUntil }),
+    'svc_auth_count_attempt',
+  );
+  const resetStatement = prepare<unknown>(
+    orm
+      .update(user)
+      .set({ failedLoginCount: 0 })
+      .where(eq(user.id, sql.placeholder('id')))
+      .returning({ id: user.id }),
+    'svc_auth_reset_attempts',
+  );
+  const resetOwnLockStatement = prepare<unknown>(
+    orm
+      .update(user)
+      .set({ failedLoginCount: 0, lockedUntil: null })
+      .where(and(eq(user.id, sql.placeholder('id')), eq(user.lockedUntil, at('ownLock', user.lockedUntil))))
+      .returning({ id: user.id }),
+    'svc_auth_reset_own_lock',
+  );
+  const deleteExpiredStatement = prepare<unknown>(
+    orm
+      .delete(refreshToken)
+      .where(
+        and(
+          eq(refreshToken.userId, sql.placeholder('userId')),
+          lte(refreshToken.expiresAt, at('now', refreshToken.expiresAt)),
+        ),
+      )
+      .returning({ jti: refreshToken.jti }),
+    'svc_auth_refresh_delete_expired',
+  );
+  const recordLoginStatement = prepare<unknown>(
+    orm
+      .update(user)
+      .set({ lastLoginAt: sql.placeholder('at') as unknown as Date, failedLoginCount: 0 })
+      .where(eq(user.id, sql.placeholder('id')))
+      .returning({ id: user.id }),
+    'svc_auth_record_login',
+  );
   const refreshValues = (values: NewRefresh, now = new Date()) => ({
     jti: values.jti,
     family: values.family,
@@ -161,16 +218,7 @@ export function createAuthStore(db: Database, tables: CoreTables) {
      * reaches `max` locks until `lockUntil` and resets the counter, so parallel attempts never exceed `max`.
      */
     async countAttempt(id: string, max: number, now: Date, lockUntil: Date): Promise<AttemptCount> {
-      const reaches = sql`${user.failedLoginCount} + 1 >= ${max}`;
-      const rows = await orm
-        .update(user)
-        .set({
-          failedLoginCount: sql`CASE WHEN ${reaches} THEN 0 ELSE ${user.failedLoginCount} + 1 END`,
-          lockedUntil: sql`CASE WHEN ${reaches} THEN ${sql.param(lockUntil, user.lockedUntil)} ELSE ${user.lockedUntil} END`,
-        })
-        .where(and(eq(user.id, id), or(isNull(user.lockedUntil), lte(user.lockedUntil, now))))
-        .returning({ count: user.failedLoginCount, lockedUntil: user.lockedUntil });
-      const row = rows[0];
+      const row = (await countAttemptStatement.execute({ id, max, now, lockUntil }))[0];
       if (!row) return { counted: false };
       const lockedNow = row.lockedUntil !== null && row.lockedUntil.getTime() > now.getTime();
       return { counted: true, lockedNow, lockedUntil: row.lockedUntil };
@@ -180,16 +228,10 @@ export function createAuthStore(db: Database, tables: CoreTables) {
      * (`ownLock`): the attempt that reached the maximum was still one of the allowed ones.
      */
     async resetAttempts(id: string, ownLock: Date | null): Promise<void> {
-      const values: UserUpdate = ownLock
-        ? { failedLoginCount: 0, lockedUntil: null }
-        : { failedLoginCount: 0 };
-      const where = ownLock ? and(eq(user.id, id), eq(user.lockedUntil, ownLock)) : eq(user.id, id);
-      await orm.update(user).set(values).where(where).returning({ id: user.id });
+      if (ownLock) await resetOwnLockStatement.execute({ id, ownLock });
+      else await resetStatement.execute({ id });
     },
 
-    async insertRefresh(values: NewRefresh): Promise<void> {
-      await insertRefreshStatement.execute(refreshValues(values));
-    },
     /**
      * The rotation swap (SPEC "Refresh token and login"): ONE conditional statement, so of two concurrent
      * refreshes with the same token exactly one gets the row back.
@@ -233,12 +275,19 @@ export function createAuthStore(db: Database, tables: CoreTables) {
         .where(eq(refreshToken.userId, userId))
         .returning({ jti: refreshToken.jti });
     },
-    /** Expired records of one user (housekeeping at login; they are refused by their JWT `exp` anyway). */
-    async deleteExpiredRefreshOf(userId: string, now: Date): Promise<void> {
-      await orm
-        .delete(refreshToken)
-        .where(and(eq(refreshToken.userId, userId), lte(refreshToken.expiresAt, now)))
-        .returning({ jti: refreshToken.jti });
+    /**
+     * The writes of a completed login: the user's expired refresh records go (housekeeping; their JWT `exp`
+     * refuses them anyway), the new record is stored, the login is recorded and the lockout counter reset
+     * (SPEC "Account login lock"). One commit on SQLite (issue 9: it was three); on PostgreSQL the prepared
+     * statements run one after the other, as in {@link rotateRefresh}.
+     */
+    async recordLogin(userId: string, at: Date, refresh: NewRefresh): Promise<void> {
+      const write = async () => {
+        await deleteExpiredStatement.execute({ userId, now: at });
+        await insertRefreshStatement.execute(refreshValues(refresh, at));
+        await recordLoginStatement.execute({ id: userId, at });
+      };
+      await (db.dialect === 'sqlite' ? db.transaction(write) : write());
     },
   };
 }
