@@ -44,14 +44,22 @@ const toNote = (row: typeof sqliteNotes.$inferSelect) => ({
 // --- routes --------------------------------------------------------------------------------------------
 const notes = defineRouter({ prefix: '/notes', tags: ['notes'], permissions: ['notes.read'] });
 
-notes.get('/', { summary: 'List notes', response: z.array(Note) }, async (ctx) => {
-  const rows = await ctx.db.orm
-    .select()
-    .from(notesTable(ctx.db))
-    .orderBy(desc(notesTable(ctx.db).id))
-    .limit(100);
-  return rows.map(toNote);
-});
+// The list is the hottest query: built and prepared once per database, then only run. drizzle otherwise
+// builds the SQL of a query on every call, about 50 µs here, more than SQLite takes to answer it.
+const listQueries = new WeakMap<Database, { execute(): Promise<(typeof sqliteNotes.$inferSelect)[]> }>();
+function listNotes(db: Database) {
+  let query = listQueries.get(db);
+  if (!query) {
+    const table = notesTable(db);
+    query = db.orm.select().from(table).orderBy(desc(table.id)).limit(100).prepare();
+    listQueries.set(db, query);
+  }
+  return query.execute();
+}
+
+notes.get('/', { summary: 'List notes', response: z.array(Note) }, async (ctx) =>
+  (await listNotes(ctx.db)).map(toNote),
+);
 
 notes.post(
   '/',

@@ -81,6 +81,14 @@ describe('the demo project (examples/demo)', () => {
             data: { text: string }[];
           };
           expect(list.data.map((n) => n.text)).toEqual(['hi']);
+          // The list query is prepared once (on the first list): later notes still show, newest first.
+          await fetch(`${url}/api/notes/`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ text: 'then' }),
+          });
+          const again = (await (await fetch(`${url}/api/notes/`, { headers: auth })).json()) as typeof list;
+          expect(again.data.map((n) => n.text)).toEqual(['then', 'hi']);
           expect((await fetch(`${url}/api/notes/`)).status).toBe(401);
           expect((await fetch(`${url}/api/open/ping`)).status).toBe(200);
           const schema = (await (
