@@ -54,6 +54,11 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
   function actorOf(record: RequestRecord): Actor {
     const anonymous: Actor = { userId: null, username: null, isSuperuser: false };
     if (!record.bearerToken) return anonymous;
+    // The guard verified this very token and loaded its user: no second verification (issue 9: the token's
+    // HMAC and jsonwebtoken's decoding again on every logged write).
+    if (record.user) {
+      return { userId: record.user.id, username: record.user.username, isSuperuser: record.user.isSuperuser };
+    }
     let claims: ReturnType<Authenticator['peek']> = null;
     try {
       claims = deps.authenticator()?.peek(record.bearerToken) ?? null;
@@ -61,14 +66,9 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
       claims = null;
     }
     if (!claims || !UUID.test(claims.userId)) return anonymous;
-    // The guard's user is already loaded (no query): it fills a username the token lacks, and tells
-    // superusers apart. Without it (no route matched, the guard refused) the user counts as non-superuser.
-    const loaded = record.user && record.user.id === claims.userId ? record.user : undefined;
-    return {
-      userId: claims.userId,
-      username: claims.username ?? loaded?.username ?? null,
-      isSuperuser: loaded?.isSuperuser ?? false,
-    };
+    // Without the guard's user (no route matched, the guard refused) the token's user counts
+    // as non-superuser.
+    return { userId: claims.userId, username: claims.username ?? null, isSuperuser: false };
   }
 
   function store(record: RequestRecord, actor: Actor): void {
