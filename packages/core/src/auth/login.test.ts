@@ -77,34 +77,34 @@ describeEachDatabase('Login', (database) => {
   });
 
   it('stores the new refresh record, drops only expired ones and resets the counter in the login writes', async () => {
-    const dora = await app.createUser({ username: 'dora' });
+    const rhea = await app.createUser({ username: 'rhea' });
     const db = app.app.runtime.authDb.orm;
     const day = 86_400_000;
     const record = (jti: string, expiresAt: Date) => ({
       jti,
       family: `family-${jti}`,
-      userId: dora.id,
+      userId: rhea.id,
       expiresAt,
       createdAt: new Date(expiresAt.getTime() - 7 * day),
     });
     await db
       .insert(t.refreshToken)
       .values([
-        record('dora-expired', new Date(Date.now() - day)),
-        record('dora-live', new Date(Date.now() + day)),
+        record('rhea-expired', new Date(Date.now() - day)),
+        record('rhea-live', new Date(Date.now() + day)),
       ]);
-    expect((await login(app, 'dora', 'wrong-password-1')).status).toBe(401);
-    expect((await userRow(dora.id)).failedLoginCount).toBe(1);
+    expect((await login(app, 'rhea', 'wrong-password-1')).status).toBe(401);
+    expect((await userRow(rhea.id)).failedLoginCount).toBe(1);
     const before = Date.now();
-    const res = await login(app, 'dora', dora.password);
+    const res = await login(app, 'rhea', rhea.password);
     expect(res.status).toBe(200);
     const jti = (jwt.decode(res.body.refresh_token) as { jti: string }).jti;
     const kept = await db
       .select({ jti: t.refreshToken.jti })
       .from(t.refreshToken)
-      .where(eq(t.refreshToken.userId, dora.id));
-    expect(kept.map((r) => r.jti).sort()).toEqual(['dora-live', jti].sort());
-    const row = await userRow(dora.id);
+      .where(eq(t.refreshToken.userId, rhea.id));
+    expect(kept.map((r) => r.jti).sort()).toEqual(['rhea-live', jti].sort());
+    const row = await userRow(rhea.id);
     expect(row.failedLoginCount).toBe(0);
     expect(row.lastLoginAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
