@@ -35,8 +35,8 @@ export function bearerToken(header: string | undefined): string | null {
 export interface GuardInput {
   requirements: Requirements;
   authorization: string | undefined;
-  /** Loopback request without proxy headers (for `swagger_noauth`); asked only when that matters. */
-  localDirect: () => boolean;
+  /** Loopback request without proxy headers (for `swagger_noauth`). */
+  localDirect: boolean;
   settings: Settings;
   ports: PortRegistry;
 }
@@ -57,7 +57,7 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
   }
   let user: AuthUser | null = null;
   if (!token) {
-    if (settings.swagger_noauth && input.localDirect() && !input.authorization && authenticator) {
+    if (settings.swagger_noauth && input.localDirect && !input.authorization && authenticator) {
       user = await authenticator.firstSuperuser();
     }
     if (!user) {

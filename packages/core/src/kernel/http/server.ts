@@ -6,11 +6,11 @@ import type { Settings } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { mapDatabaseError } from '../errors/format.js';
 import { SvcError } from '../errors/svc-error.js';
-import { negotiateLocale, resolveLocale, translator, type Translate } from '../i18n/index.js';
+import { negotiateLocale, resolveLocale, translator } from '../i18n/index.js';
 import { isValidRequestId, requestContext } from '../log/context.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord } from '../module.js';
-import type { Audience, AuthUser, PortRegistry } from '../ports.js';
+import type { Audience, PortRegistry } from '../ports.js';
 import type { HandlerContext, HandlerSettings, HttpMethod, RouteDefinition, Router } from '../router.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
@@ -203,89 +203,6 @@ function staticHeadersOf(
   return [...headers];
 }
 
-/** What every handler context of one application shares. */
-interface ContextShared {
-  db: Database;
-  authDb: Database;
-  cache: Cache;
-  settings: HandlerSettings;
-  log: Logger;
-  emit: HttpAppOptions['emit'];
-  appSettings: Settings;
-}
-
-/**
- * The `ctx` of a handler. What costs work and most handlers never read (the unvalidated query string, the
- * client address through `trust proxy`, the locale and its translator, the path) is computed on first use
- * (issue 9: every request built all of it).
- */
-class Context implements HandlerContext<any, any, any> {
-  private queryValue: unknown;
-  private localeValue: string | undefined;
-  private translate: Translate | undefined;
-
-  constructor(
-    private readonly shared: ContextShared,
-    private readonly req: Request,
-    private readonly res: Response,
-    readonly method: HttpMethod,
-    readonly params: any,
-    query: unknown,
-    readonly body: any,
-    readonly user: AuthUser | null,
-    /** The success status; `setStatus` overrides it. */
-    public status: number,
-  ) {
-    this.queryValue = query;
-  }
-
-  get query(): any {
-    return (this.queryValue ??= this.req.query);
-  }
-  get db(): Database {
-    return this.shared.db;
-  }
-  get authDb(): Database {
-    return this.shared.authDb;
-  }
-  get cache(): Cache {
-    return this.shared.cache;
-  }
-  get settings(): HandlerSettings {
-    return this.shared.settings;
-  }
-  get log(): Logger {
-    return this.shared.log;
-  }
-  get requestId(): string {
-    return this.res.locals.requestId as string;
-  }
-  get clientIp(): string {
-    return this.req.ip ?? this.req.socket.remoteAddress ?? '';
-  }
-  get headers(): Record<string, string | undefined> {
-    return this.req.headers as Record<string, string | undefined>;
-  }
-  get path(): string {
-    return this.req.path;
-  }
-  get locale(): string {
-    return (this.localeValue ??= localeOf(this.req, this.shared.appSettings));
-  }
-  get t(): Translate {
-    return (this.translate ??= translator(this.locale));
-  }
-  get emit(): HandlerContext['emit'] {
-    return this.shared.emit;
-  }
-  setHeader(name: string, value: string): void {
-    this.res.setHeader(name, value);
-  }
-  setStatus(status: number): void {
-    this.status = status;
-  }
-}
-
 /** Builds the Express application of the API: the only place that speaks Express. */
 export function createHttpApp(options: HttpAppOptions): { app: express.Express; routes: CompiledRoute[] } {
   const { settings, log, ports } = options;
@@ -296,20 +213,7 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
   app.set('trust proxy', options.trustProxy ?? 'loopback');
   app.set('etag', false);
 
-  // helmet's headers do not depend on the request: computed once here, set in one step per request
-  // (issue 9: helmet runs 13 middlewares per request otherwise).
-  const securityHeaders = staticHeadersOf(
-    helmet({
-      contentSecurityPolicy: {
-        directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] },
-      },
-      crossOriginResourcePolicy: { policy: 'cross-origin' },
-    }),
-  );
-
-  // What every request needs before routing, in one middleware (issue 9: each Express layer costs a
-  // dispatch step per request): request id and access log first, so every later line carries the id; the
-  // security headers; CORS.
+  // Request id and access log first, so every later line carries the id.
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     const incoming = req.headers['x-request-id'];
@@ -353,10 +257,28 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
         }
       }
     });
+    requestContext.run({ requestId }, next);
+  });
+
+  // helmet's headers do not depend on the request: computed once here, set in one step per request
+  // (issue 9: helmet runs 13 middlewares per request otherwise).
+  const securityHeaders = staticHeadersOf(
+    helmet({
+      contentSecurityPolicy: {
+        directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] },
+      },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+  app.use((_req, res, next) => {
     for (const [name, value] of securityHeaders) res.setHeader(name, value);
-    // CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC
-    // "Authentication" 7).
-    if (req.headers.origin) {
+    next();
+  });
+
+  // CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
+  app.use((req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin) {
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
@@ -370,7 +292,7 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
         return;
       }
     }
-    requestContext.run({ requestId }, next);
+    next();
   });
 
   const limit = options.bodyLimit ?? '1mb';
@@ -379,25 +301,17 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
   };
-  const parseJson = express.json({
-    limit,
-    type: ['application/json', 'application/*+json'],
-    verify: (req: unknown, res: unknown, buf: Buffer) => {
-      verify(req, res, buf);
-      checkJsonDepth(buf);
-    },
-  });
-  const parseForm = express.urlencoded({ extended: false, limit, parameterLimit: 100, verify });
-  // Both parsers behind one layer that a request without a body passes at once (issue 9: two Express
-  // layers on every GET). Every request with a body still goes through them, on every path and method, so a
-  // malformed body is refused wherever it is sent.
-  app.use((req, res, next) => {
-    if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) {
-      next();
-      return;
-    }
-    parseJson(req, res, (error?: unknown) => (error ? next(error) : parseForm(req, res, next)));
-  });
+  app.use(
+    express.json({
+      limit,
+      type: ['application/json', 'application/*+json'],
+      verify: (req: unknown, res: unknown, buf: Buffer) => {
+        verify(req, res, buf);
+        checkJsonDepth(buf);
+      },
+    }),
+  );
+  app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify }));
 
   for (const compiled of routes) {
     const method = compiled.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -416,45 +330,60 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
     sendError(res, svcError, translator(localeOf(req, settings)));
   });
 
-  const shared: ContextShared = {
-    db: options.db,
-    authDb: options.authDb,
-    cache: options.cache,
-    settings: options.handlerSettings,
-    // One child for every request (issue 9: it was built per request).
-    log: log.child('handler'),
-    emit: options.emit,
-    appSettings: settings,
-  };
+  // One 'handler' logger for every request, not a child built per request.
+  const handlerLog = log.child('handler');
 
   async function handle(compiled: CompiledRoute, req: Request, res: Response): Promise<void> {
     const { route } = compiled;
     const opts = route.options;
     res.locals.logAs = opts.logAs;
-    const rawParams = { ...req.params };
-    res.locals.params = rawParams;
+    res.locals.params = { ...req.params };
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
-      localDirect: () => isLocalDirect(req),
+      localDirect: isLocalDirect(req),
       settings,
       ports,
     });
     res.locals.user = user;
-    const params = opts.params ? validate(opts.params, { ...rawParams }, 'path') : { ...rawParams };
-    const query = opts.query ? validate(opts.query, { ...(req.query as object) }, 'query') : undefined;
+    const params = opts.params ? validate(opts.params, { ...req.params }, 'path') : { ...req.params };
+    const query = opts.query ? validate(opts.query, { ...(req.query as object) }, 'query') : req.query;
     const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
-    const ctx = new Context(shared, req, res, compiled.method, params, query, body, user, opts.status ?? 200);
+    const locale = localeOf(req, settings);
+    let status = opts.status ?? 200;
+    const ctx: HandlerContext<any, any, any> = {
+      params,
+      query,
+      body,
+      user,
+      db: options.db,
+      authDb: options.authDb,
+      cache: options.cache,
+      settings: options.handlerSettings,
+      log: handlerLog,
+      requestId: res.locals.requestId as string,
+      clientIp: req.ip ?? req.socket.remoteAddress ?? '',
+      headers: req.headers as Record<string, string | undefined>,
+      path: req.path,
+      method: compiled.method,
+      locale,
+      t: translator(locale),
+      emit: options.emit,
+      setHeader: (name, value) => res.setHeader(name, value),
+      setStatus: (s) => {
+        status = s;
+      },
+    };
     const result = await route.handler(ctx);
     if (res.headersSent) return;
-    if (ctx.status === 204) {
+    if (status === 204) {
       res.status(204).end();
       return;
     }
     const payload = shouldEnvelope(opts, settings)
       ? envelope(result, settings, options.db.name)
       : (result ?? null);
-    res.status(ctx.status).json(payload);
+    res.status(status).json(payload);
   }
 
   return { app, routes };
