@@ -100,16 +100,9 @@ export function createActivityStore(db: Database, table: ActivityLogTable) {
       // Run synchronously (better-sqlite3): nothing else runs on the connection between the inserts.
       await db.transaction(async () => {
         for (const entry of entries) {
-          insertOne.run({
-            timestamp: entry.timestamp,
-            userId: entry.userId ?? null,
-            username: entry.username ?? null,
-            method: entry.method,
-            path: entry.path,
-            statusCode: entry.statusCode,
-            durationMs: entry.durationMs,
-            description: entry.description ?? null,
-          });
+          // A placeholder must get a value: the optional fields an entry may leave out are null.
+          const { userId = null, username = null, description = null } = entry;
+          insertOne.run({ ...entry, userId, username, description });
         }
       });
     },

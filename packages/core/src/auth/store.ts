@@ -109,19 +109,19 @@ export function createAuthStore(db: Database, tables: CoreTables) {
   // The writes of every login (issue 9): counted attempt, reset, housekeeping and the login record, built and
   // prepared once like the statements above. A Date placeholder outside `set()` is wrapped in its column's
   // encoder (`sql.param`), as drizzle does for literal values.
-  const at = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
+  const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
   const reaches = sql`${user.failedLoginCount} + 1 >= ${sql.placeholder('max')}`;
   const countAttemptStatement = prepare<{ count: number; lockedUntil: Date | null }[]>(
     orm
       .update(user)
       .set({
         failedLoginCount: sql`CASE WHEN ${reaches} THEN 0 ELSE ${user.failedLoginCount} + 1 END`,
-        lockedUntil: sql`CASE WHEN ${reaches} THEN ${at('lockUntil', user.lockedUntil)} ELSE ${user.lockedUntil} END`,
+        lockedUntil: sql`CASE WHEN ${reaches} THEN ${dateParam('lockUntil', user.lockedUntil)} ELSE ${user.lockedUntil} END`,
       })
       .where(
         and(
           eq(user.id, sql.placeholder('id')),
-          or(isNull(user.lockedUntil), lte(user.lockedUntil, at('now', user.lockedUntil))),
+          or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil))),
         ),
       )
       .returning({ count: user.failedLoginCount, lockedUntil: user.lockedUntil }),
@@ -139,7 +139,9 @@ export function createAuthStore(db: Database, tables: CoreTables) {
     orm
       .update(user)
       .set({ failedLoginCount: 0, lockedUntil: null })
-      .where(and(eq(user.id, sql.placeholder('id')), eq(user.lockedUntil, at('ownLock', user.lockedUntil))))
+      .where(
+        and(eq(user.id, sql.placeholder('id')), eq(user.lockedUntil, dateParam('ownLock', user.lockedUntil))),
+      )
       .returning({ id: user.id }),
     'svc_auth_reset_own_lock',
   );
@@ -149,7 +151,7 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .where(
         and(
           eq(refreshToken.userId, sql.placeholder('userId')),
-          lte(refreshToken.expiresAt, at('now', refreshToken.expiresAt)),
+          lte(refreshToken.expiresAt, dateParam('now', refreshToken.expiresAt)),
         ),
       )
       .returning({ jti: refreshToken.jti }),
