@@ -19,6 +19,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -55,7 +56,7 @@ const REQUIRED_FILES = {
     'dist/testing/index.d.ts',
   ],
   migrations: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'],
-  cli: ['package.json', 'README.md', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
+  cli: ['package.json', 'README.md', 'bin/svc.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
 };
 const FORBIDDEN_FILES = [
   [/\.test\.[cm]?[jt]s/, 'a test file'],
@@ -209,7 +210,9 @@ function checkTarball(name, tarball) {
     }
   }
   if (name === 'cli') {
-    if (manifest.bin?.svc !== './dist/bin.js') problems.push('package.json: bin.svc is not ./dist/bin.js');
+    // The launcher is committed (not built), so that an install in a fresh clone links `svc` before dist/
+    // exists; it loads dist/bin.js.
+    if (manifest.bin?.svc !== './bin/svc.js') problems.push('package.json: bin.svc is not ./bin/svc.js');
     if (!manifest.dependencies?.tsx) problems.push('package.json: tsx is not a dependency (main.ts loading)');
   }
   for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
@@ -375,6 +378,13 @@ async function main() {
     if (installedVersion(s.name) !== s.version)
       fail(`${s.name} installed at ${installedVersion(s.name)}, packed ${s.version}`);
   }
+  // `npx --no-install svc` below must run the program this install linked, not an `svc` found elsewhere (a
+  // global install, a link left by an earlier install): the project's own bin is the installed launcher.
+  const linkedBin = join(project, 'node_modules', '.bin', 'svc');
+  if (!existsSync(linkedBin)) fail('npm install linked no node_modules/.bin/svc in the project');
+  const launcher = join(project, 'node_modules', '@svc', 'cli', 'bin', 'svc.js');
+  if (realpathSync(linkedBin) !== realpathSync(launcher))
+    fail(`node_modules/.bin/svc points at ${realpathSync(linkedBin)}, not ${launcher}`);
   writeFileSync(join(project, 'main.ts'), MAIN_TS);
 
   // 3. Entry points resolve from the installed packages: tsx from @svc/cli, @svc/core/testing for projects' tests.
@@ -500,6 +510,7 @@ async function main() {
     checks: [
       'tarball contents and manifests',
       'npm install of the tarballs',
+      'svc bin linked in the project',
       'tsx and public entries resolve',
       'svc --help',
       'svc init',
