@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserIdQuery } from '../kernel/identity.js';
 import { PaginationQuery, pageSchema } from '../kernel/pagination.js';
 import { ACTIVITY_LIMIT_DEFAULT, ACTIVITY_LIMIT_MAX } from './constants.js';
 
@@ -49,7 +50,8 @@ function isoTime(end: boolean) {
 
 /** The filters of both audit routes (SPEC "Audit routes"). */
 const ActivityFilterFields = {
-  userId: z.uuid().optional(),
+  /** Lower-cased: ids are stored in lower case and SQLite compares text (kernel/identity.ts). */
+  userId: UserIdQuery.optional(),
   method: z
     .string()
     .trim()

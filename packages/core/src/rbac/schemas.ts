@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserIdParam } from '../kernel/identity.js';
 import { CODENAME_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, GROUP_NAME_MAX_LENGTH, MAX_ID } from './constants.js';
 
 /** An integer id of a permission or group (column type `integer` on both dialects). */
@@ -11,8 +12,8 @@ const IdList = z
 
 export const PermissionIdParams = z.object({ perm_id: Id });
 export const GroupIdParams = z.object({ group_id: Id });
-/** Checked against the user table by the service (an unknown id is 404 `user.not_found`). */
-export const UserIdParams = z.object({ user_id: z.string().max(64) });
+/** Lower-cased when a UUID (kernel/identity.ts); the service answers 404 `user.not_found` for unknown ids. */
+export const UserIdParams = z.object({ user_id: UserIdParam });
 
 export const PermissionCreateBody = z.object({
   codename: z.string().trim().min(1).max(CODENAME_MAX_LENGTH),

@@ -1,5 +1,6 @@
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { hasTranslation, type Translate } from '../kernel/i18n/index.js';
+import { isCanonicalUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { EventSink } from '../kernel/ports.js';
 import {
@@ -10,9 +11,6 @@ import {
 } from './constants.js';
 import type { GroupOut, PermissionOut } from './schemas.js';
 import type { GroupRow, PermissionRow, RbacStore } from './store.js';
-
-/** User ids are UUIDs on both dialects; anything else cannot name a user (and would be a type error on pg). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RbacServiceDeps {
   store: RbacStore;
@@ -86,7 +84,8 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
 
   async function assertUser(userId: string): Promise<void> {
     // SPEC "Errors": an admin lookup of a missing user is 404 `user.not_found`.
-    if (!UUID.test(userId) || !(await store.userExists(userId))) {
+    // The path schema lower-cases a UUID; any other form cannot name a user (and would be a type error on pg).
+    if (!isCanonicalUuid(userId) || !(await store.userExists(userId))) {
       throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
     }
   }

@@ -6,6 +6,3 @@ export const EMAIL_MAX_LENGTH = 320;
 
 /** SPEC "User": first and last name column length. */
 export const NAME_MAX_LENGTH = 150;
-
-/** Any 8-4-4-4-12 hex id: a malformed `user_id` is a 404 before it reaches PostgreSQL's `uuid` type. */
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserIdParam } from '../kernel/identity.js';
 import { PASSWORD_MAX_LENGTH, UserOut } from '../kernel/user-out.js';
 import { PaginationQuery, pageSchema } from '../kernel/pagination.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './constants.js';
@@ -12,8 +13,8 @@ export const UserPage = pageSchema(UserOut);
 export const UserListQuery = PaginationQuery;
 export type UserListQuery = z.infer<typeof UserListQuery>;
 
-/** Path of the single-user routes. */
-export const UserIdParams = z.object({ user_id: z.string() });
+/** Path of the single-user routes: the id in its stored letter case (kernel/identity.ts). */
+export const UserIdParams = z.object({ user_id: UserIdParam });
 
 /**
  * Body of `PATCH /admin/user/{user_id}` (SPEC "User administration"): only fields sent change; an empty

@@ -3,7 +3,8 @@ import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
 import type { EventSink, TokenRevoker, UserChange } from '../kernel/ports.js';
-import { DEFAULT_USER_ORDER, UUID_PATTERN } from './constants.js';
+import { isCanonicalUuid } from '../kernel/identity.js';
+import { DEFAULT_USER_ORDER } from './constants.js';
 import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
 import { sortableUserColumns, type StoredUser, type UserChanges, type UserStore } from './store.js';
 import type { CoreTables } from '../kernel/db/tables.js';
@@ -40,7 +41,8 @@ export function createUserService(deps: UserServiceDeps) {
   const sortable = sortableUserColumns(deps.user);
 
   async function load(userId: string): Promise<StoredUser> {
-    if (!UUID_PATTERN.test(userId)) throw notFound();
+    // Ids arrive lower-cased by the path schema; any other form names no user (and would be a type error on pg).
+    if (!isCanonicalUuid(userId)) throw notFound();
     const row = await store.findById(userId);
     if (!row) throw notFound();
     return row;
@@ -126,7 +128,7 @@ export function createUserService(deps: UserServiceDeps) {
     async remove(actor: Actor, userId: string): Promise<void> {
       if (actor && actor.id === userId)
         throw new SvcError('user.cannot_delete_self', { loc: ['path', 'user_id'] });
-      if (!UUID_PATTERN.test(userId)) throw notFound();
+      if (!isCanonicalUuid(userId)) throw notFound();
       if (!(await store.delete(userId))) throw notFound();
       deps.events().userChanged(userId, 'deleted');
     },
