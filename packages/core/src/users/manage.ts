@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { likePattern } from '../kernel/pagination.js';
-import type { StoredUser } from './store.js';
+import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
 
 /** What `svc users create` stores (the password already checked by the caller). */
 export interface NewUserInput {
@@ -31,11 +31,19 @@ export interface UserUpdateInput {
 export class UserManagementError extends Error {
   override name = 'UserManagementError';
   constructor(
-    readonly reason: 'user_exists' | 'user_not_found' | 'email_exists',
+    readonly reason: 'user_exists' | 'user_not_found' | 'email_exists' | 'last_superuser',
     message: string,
   ) {
     super(message);
   }
+}
+
+/** SPEC "User administration": the shell keeps one active superuser too (it is how one is made again). */
+function lastSuperuser(username: string): UserManagementError {
+  return new UserManagementError(
+    'last_superuser',
+    `'${username}' is the last active superuser: make another user superuser first`,
+  );
 }
 
 export interface UserManagerDeps {
@@ -127,6 +135,12 @@ export function createUserManager(deps: UserManagerDeps) {
       // SPEC "Authentication" 8: a new password or a deactivation ends every login (refresh records deleted).
       const endLogins = input.password !== undefined || (current.isActive && changes.isActive === false);
       await db.transaction(async (tx) => {
+        if (
+          removesSuperuserPower(changes) &&
+          (await isLastActiveSuperuser(tx, db.dialect, user, current.id))
+        ) {
+          throw lastSuperuser(username);
+        }
         await tx.update(user).set(changes).where(eq(user.id, current.id));
         if (endLogins) await tx.delete(refreshToken).where(eq(refreshToken.userId, current.id));
       });
@@ -135,7 +149,11 @@ export function createUserManager(deps: UserManagerDeps) {
 
     /** Deletes the user; groups, permissions, settings, MFA data and refresh records go through the FK cascades. */
     async remove(username: string): Promise<void> {
-      const rows = await db.orm.delete(user).where(eq(user.username, username)).returning({ id: user.id });
+      const rows = await db.transaction(async (tx) => {
+        const [row] = await tx.select({ id: user.id }).from(user).where(eq(user.username, username));
+        if (row && (await isLastActiveSuperuser(tx, db.dialect, user, row.id))) throw lastSuperuser(username);
+        return tx.delete(user).where(eq(user.username, username)).returning({ id: user.id });
+      });
       if (rows.length === 0)
         throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
     },

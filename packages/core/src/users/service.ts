@@ -6,7 +6,13 @@ import type { EventSink, TokenRevoker, UserChange } from '../kernel/ports.js';
 import { isCanonicalUuid } from '../kernel/identity.js';
 import { DEFAULT_USER_ORDER } from './constants.js';
 import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
-import { sortableUserColumns, type StoredUser, type UserChanges, type UserStore } from './store.js';
+import {
+  sortableUserColumns,
+  type GuardedOutcome,
+  type StoredUser,
+  type UserChanges,
+  type UserStore,
+} from './store.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 
 /** What the service needs; ports are read at call time because later modules provide them. */
@@ -101,9 +107,9 @@ export function createUserService(deps: UserServiceDeps) {
         changes.lockedUntil = null;
       }
 
-      let updated: StoredUser | undefined;
+      let outcome: GuardedOutcome<StoredUser>;
       try {
-        updated = await store.update(current.id, changes);
+        outcome = await store.update(current.id, changes);
       } catch (error) {
         // Two admins racing for one address: the unique index answers, reported like the check above.
         if (changes.email && mapDatabaseError(error)?.code === 'db.conflict') {
@@ -111,7 +117,14 @@ export function createUserService(deps: UserServiceDeps) {
         }
         throw error;
       }
-      if (!updated) throw notFound();
+      if ('lastSuperuser' in outcome) {
+        // SPEC "User administration": one active superuser always remains, also when two act on each other.
+        throw new SvcError('user.last_superuser', {
+          loc: ['body', changes.isSuperuser === false ? 'isSuperuser' : 'isActive'],
+        });
+      }
+      if ('notFound' in outcome) throw notFound();
+      const updated = outcome.done;
 
       // SPEC "Authentication" 8: a password change or deactivation ends every login of the user at once.
       const passwordChanged = changes.passwordHash !== undefined;
@@ -129,7 +142,9 @@ export function createUserService(deps: UserServiceDeps) {
       if (actor && actor.id === userId)
         throw new SvcError('user.cannot_delete_self', { loc: ['path', 'user_id'] });
       if (!isCanonicalUuid(userId)) throw notFound();
-      if (!(await store.delete(userId))) throw notFound();
+      const outcome = await store.delete(userId);
+      if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc: ['path', 'user_id'] });
+      if ('notFound' in outcome) throw notFound();
       deps.events().userChanged(userId, 'deleted');
     },
   };

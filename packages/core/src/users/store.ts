@@ -1,6 +1,6 @@
 import { and, count, eq, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
-import type { CoreTables } from '../kernel/db/tables.js';
+import type { Database, Orm } from '../kernel/db/database.js';
+import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { likePattern } from '../kernel/pagination.js';
 
 type UserTable = CoreTables['user'];
@@ -47,6 +47,41 @@ export interface UserListOptions {
   descending: boolean;
   limit: number;
   offset: number;
+}
+
+/** What a guarded change did: applied, found no such user, or refused to remove the last active superuser. */
+export type GuardedOutcome<T> = { done: T } | { notFound: true } | { lastSuperuser: true };
+
+/** Whether a change takes superuser power from the user it is applied to. */
+export function removesSuperuserPower(changes: { isActive?: boolean; isSuperuser?: boolean }): boolean {
+  return changes.isActive === false || changes.isSuperuser === false;
+}
+
+/**
+ * Inside a transaction: whether `id` is an active superuser and no other active superuser exists, i.e. whether
+ * demoting, deactivating or deleting it would leave none (SPEC "User administration": the self-demotion rules
+ * exist so that one always remains). On PostgreSQL the active superuser rows are locked first, in id order: two
+ * such changes then run one after the other, the second sees what the first committed (a waiting row lock
+ * re-reads the row), and they cannot deadlock. On SQLite the transaction holds the write lock already
+ * (`BEGIN IMMEDIATE`, serialised in-process).
+ */
+export async function isLastActiveSuperuser(
+  tx: Orm,
+  dialect: Dialect,
+  user: UserTable,
+  id: string,
+): Promise<boolean> {
+  const query = tx
+    .select({ id: user.id })
+    .from(user)
+    .where(and(eq(user.isSuperuser, true), eq(user.isActive, true)))
+    .orderBy(user.id);
+  // `for('update')` exists on the PostgreSQL builder only (the stores are typed with the SQLite one).
+  const rows: { id: string }[] =
+    dialect === 'pg'
+      ? await (query as unknown as { for(strength: 'update'): Promise<{ id: string }[]> }).for('update')
+      : await query;
+  return rows.length > 0 && rows.every((row) => row.id === id);
 }
 
 /** Every query of the users feature on the core user table (STYLE "A feature is one folder": store.ts). */
@@ -100,16 +135,29 @@ export function createUserStore(db: Database, user: UserTable) {
       return row !== undefined;
     },
 
-    async update(id: string, changes: UserChanges): Promise<StoredUser | undefined> {
-      if (Object.keys(changes).length === 0) return this.findById(id);
-      const [row] = await orm.update(user).set(changes).where(eq(user.id, id)).returning();
-      return row;
+    /** Applies `changes`, unless they demote or deactivate the last active superuser. */
+    async update(id: string, changes: UserChanges): Promise<GuardedOutcome<StoredUser>> {
+      const found = (row: StoredUser | undefined) => (row ? { done: row } : { notFound: true as const });
+      if (Object.keys(changes).length === 0) return found(await this.findById(id));
+      if (!removesSuperuserPower(changes)) {
+        return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
+      }
+      return db.transaction(async (tx) => {
+        if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };
+        return found((await tx.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
+      });
     },
 
-    /** Deletes the user; groups, permissions, settings, MFA data and refresh records go with it (FK cascades). */
-    async delete(id: string): Promise<boolean> {
-      const rows = await orm.delete(user).where(eq(user.id, id)).returning({ id: user.id });
-      return rows.length > 0;
+    /**
+     * Deletes the user, unless it is the last active superuser; groups, permissions, settings, MFA data and
+     * refresh records go with it (FK cascades).
+     */
+    async delete(id: string): Promise<GuardedOutcome<true>> {
+      return db.transaction(async (tx) => {
+        if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };
+        const rows = await tx.delete(user).where(eq(user.id, id)).returning({ id: user.id });
+        return rows.length > 0 ? { done: true as const } : { notFound: true as const };
+      });
     },
   };
 }
