@@ -28,6 +28,9 @@ when a code is missing here.
 ${rows.join('\n')}
 
 \`user.not_found\` answers 401 for the user of a token and 404 for admin lookups.
+A request body is decoded by its \`Content-Encoding\` (gzip, deflate, br) before it is parsed: a body that does not
+decode answers 400 \`request.invalid_encoding\`, an encoding the server does not know 415
+\`request.unsupported_media_type\` with \`loc\` \`["header","Content-Encoding"]\`; the body limit applies to the decoded size.
 Project code raises its own codes with \`throw new SvcError('notes.locked', { status: 409, message: '...' })\`.
 `;
 writeFileSync(new URL('../docs/errors.md', import.meta.url), text);

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   'mfa.no_sms_setup': { status: 400, loc: ['body'] },
   'request.invalid_json': { status: 400, loc: ['body'], type: 'json_invalid' },
   'request.json_too_deep': { status: 400, loc: ['body'], type: 'json_invalid' }, // params.max_depth
+  'request.invalid_encoding': { status: 400, loc: ['header', 'Content-Encoding'] },
   // 401
   'auth.invalid_credentials': { status: 401, loc: ['body', 'username'] },
   'auth.not_authenticated': { status: 401, loc: AUTH_HEADER },

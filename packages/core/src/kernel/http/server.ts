@@ -119,13 +119,32 @@ const bodyParserErrors: Record<string, () => SvcError> = {
   'entity.parse.failed': () => new SvcError('request.invalid_json'),
   'entity.too.large': () => new SvcError('request.body_too_large'),
   'entity.verify.failed': () => new SvcError('request.invalid_json'),
-  'encoding.unsupported': () => new SvcError('request.unsupported_media_type'),
+  'encoding.unsupported': () =>
+    new SvcError('request.unsupported_media_type', { loc: ['header', 'Content-Encoding'] }),
   'charset.unsupported': () => new SvcError('request.unsupported_media_type'),
   'request.aborted': () => new SvcError('request.invalid_json'),
   'request.size.invalid': () => new SvcError('request.invalid_json'),
   'parameters.too.many': () => new SvcError('request.body_too_large'),
   'entity.too.deep': () => new SvcError('request.json_too_deep', { params: { max_depth: MAX_JSON_DEPTH } }),
 };
+
+/**
+ * A body parser whose decoding failures are the client's: body-parser inflates gzip, deflate and br bodies and
+ * hands on zlib's own error (no `type`) when the bytes do not decode, which would become a 500 with a stack
+ * in the log. SPEC "Errors": a client mistake is a 4xx with a stable code.
+ */
+function decodingErrorsAsClientErrors(
+  parser: (req: Request, res: Response, next: (error?: unknown) => void) => void,
+) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    parser(req, res, (error?: unknown) => {
+      if (!error) return next();
+      const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+      const undecodable = encoding !== 'identity' && (error as { type?: unknown }).type === undefined;
+      next(undecodable ? new SvcError('request.invalid_encoding') : error);
+    });
+  };
+}
 
 /** Deepest JSON nesting a request body may have: legitimate bodies are shallow, deep ones only cost CPU. */
 export const MAX_JSON_DEPTH = 64;
@@ -302,16 +321,20 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
     if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
   };
   app.use(
-    express.json({
-      limit,
-      type: ['application/json', 'application/*+json'],
-      verify: (req: unknown, res: unknown, buf: Buffer) => {
-        verify(req, res, buf);
-        checkJsonDepth(buf);
-      },
-    }),
+    decodingErrorsAsClientErrors(
+      express.json({
+        limit,
+        type: ['application/json', 'application/*+json'],
+        verify: (req: unknown, res: unknown, buf: Buffer) => {
+          verify(req, res, buf);
+          checkJsonDepth(buf);
+        },
+      }),
+    ),
   );
-  app.use(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify }));
+  app.use(
+    decodingErrorsAsClientErrors(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify })),
+  );
 
   for (const compiled of routes) {
     const method = compiled.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -19,6 +19,7 @@ export const de: Record<string, string> = {
   'mfa.no_sms_setup': 'Keine SMS-Einrichtung wartet auf Bestätigung.',
   'request.invalid_json': 'Der Anfrageinhalt ist kein gültiges JSON.',
   'request.json_too_deep': 'Der Anfrageinhalt ist tiefer als {max_depth} Ebenen verschachtelt.',
+  'request.invalid_encoding': 'Der Anfrageinhalt lässt sich nicht gemäß Content-Encoding dekodieren.',
   'auth.invalid_credentials': 'Benutzername oder Passwort ist falsch.',
   'auth.not_authenticated': 'Nicht angemeldet.',
   'auth.token_invalid': 'Das Token ist ungültig oder abgelaufen.',

@@ -17,6 +17,7 @@ export const en: Record<string, string> = {
   'mfa.no_sms_setup': 'No SMS setup is waiting for confirmation.',
   'request.invalid_json': 'The request body is not valid JSON.',
   'request.json_too_deep': 'The request body is nested more than {max_depth} levels deep.',
+  'request.invalid_encoding': 'The request body does not decode with its Content-Encoding.',
   'auth.invalid_credentials': 'Incorrect username or password.',
   'auth.not_authenticated': 'Not authenticated.',
   'auth.token_invalid': 'The token is invalid or has expired.',
