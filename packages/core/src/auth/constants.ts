@@ -23,3 +23,16 @@ export const RATE_LIMIT_KEY_PREFIX = 'auth:rate';
 
 /** Clock skew tolerated on a token's `iat` (issue 11: a token issued in the future is refused as invalid). */
 export const IAT_FUTURE_LEEWAY_SECONDS = 60;
+
+/**
+ * Longest wait of a credential check for a slot on the account's counter while other checks are in flight
+ * (docs/security.md "Concurrent logins"): well above the time of a few queued Argon2 verifications.
+ */
+export const LOGIN_ADMISSION_WAIT_MS = 10_000;
+/** How often a waiting check looks again for slots freed by other processes (its own process wakes it). */
+export const LOGIN_ADMISSION_POLL_MS = 50;
+/**
+ * A lock younger than this may still be lifted by a right password that was in flight when it was set (the
+ * lock counted its slot), so a check meeting it waits instead of being refused at once.
+ */
+export const PROVISIONAL_LOCK_MS = 2_000;

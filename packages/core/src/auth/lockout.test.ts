@@ -107,17 +107,19 @@ describeEachDatabase('Account login lock', (database) => {
   it('the loginGuard port counts wrong passwords and MFA failures on the same counter', async () => {
     const erin = await app.createUser({ username: 'erin' });
     const guard = app.app.runtime.ports.get('loginGuard');
+    const wrongCode = async () => guard.settleWrong(await guard.admitAttempt(erin.id));
     expect(await guard.verifyPassword(erin.id, 'wrong-password')).toBe(false);
-    expect(await guard.recordFailure(erin.id)).toBe(false);
+    expect(await wrongCode()).toBe(false);
     expect((await row(erin.id)).failedLoginCount).toBe(2);
+    // A right password on a password prompt is no login: it gives its slot back, the failures stay counted.
     expect(await guard.verifyPassword(erin.id, erin.password)).toBe(true);
-    expect((await row(erin.id)).failedLoginCount).toBe(0);
-    for (let i = 0; i < 4; i += 1) expect(await guard.recordFailure(erin.id)).toBe(false);
-    expect(await guard.recordFailure(erin.id)).toBe(true);
+    expect((await row(erin.id)).failedLoginCount).toBe(2);
+    for (let i = 0; i < 2; i += 1) expect(await wrongCode()).toBe(false);
+    expect(await wrongCode()).toBe(true);
     await expect(guard.assertNotLocked(erin.id, 'auth.too_many_attempts')).rejects.toMatchObject({
       status: 429,
     });
-    expect(await guard.recordFailure(erin.id)).toBe(true);
+    expect((await guard.admitAttempt(erin.id)).admitted).toBe(false);
     expect(await guard.verifyPassword(erin.id, erin.password)).toBe(false);
   });
 });

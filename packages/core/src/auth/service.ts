@@ -3,8 +3,16 @@ import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AuthUser, Authenticator, LoginGuard, PortRegistry, TokenRevoker } from '../kernel/ports.js';
+import type {
+  AttemptAdmission,
+  AuthUser,
+  Authenticator,
+  LoginGuard,
+  PortRegistry,
+  TokenRevoker,
+} from '../kernel/ports.js';
 import { createFailureTiming } from './failure-timing.js';
+import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -75,6 +83,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
 
   // Falls back to an in-process counter while the shared cache is down (issue 11, faults).
   const rateLimit = createRateLimiter({ cache, settings, log });
+  const attempts = createLoginAttempts({ settings, store, log, now });
 
   function retryAfter(lockedUntil: Date): string {
     return String(Math.max(1, Math.ceil((lockedUntil.getTime() - now().getTime()) / 1000)));
@@ -90,36 +99,32 @@ export async function createAuthService(deps: AuthServiceDeps) {
     );
   }
 
-  function warnLocked(row: { id: string; username: string }, lockedUntil: Date | null) {
-    log.warn('account locked after too many failed attempts', {
-      userId: row.id,
-      username: row.username,
-      lockedUntil: lockedUntil?.toISOString(),
-    });
-  }
-
   /**
-   * One password attempt on the lockout counter (SPEC "Account login lock"): counted atomically before the
-   * outcome is used, so parallel guesses can never exceed `login_max_attempts`; a locked account still
-   * verifies (same cost) and answers 'locked'.
+   * One password check on the lockout counter (login-attempts.ts): its slot is taken before the outcome is
+   * used, so parallel guesses never get more than `login_max_attempts` outcomes. Argon2 runs while the slot
+   * is taken, so a locked account costs the same verification (SPEC "Authentication" 6: as slow as an
+   * unknown one). 'ok' holds the slot: the caller settles it ({@link completeLogin} resets the counter, or
+   * `attempts.release` gives it back).
    */
-  async function attemptPassword(row: UserRow, password: string): Promise<'ok' | 'wrong' | 'locked'> {
-    const at = now();
-    const lockUntil = new Date(at.getTime() + settings.login_lockout_minutes * 60_000);
-    // The counting write runs while Argon2 verifies (issue 11, login timing): awaited one after the other, a
-    // wrong password for an existing account cost a committed write more than an unknown or inactive one
-    // (measured on PostgreSQL: +6 to 12 ms). The result is used only once the attempt is counted.
-    const [count, matches] = await Promise.all([
-      store.countAttempt(row.id, settings.login_max_attempts, at, lockUntil),
+  async function attemptPassword(
+    row: UserRow,
+    password: string,
+  ): Promise<{ result: 'ok' | 'wrong' | 'locked'; admission: AttemptAdmission }> {
+    const [admission, matches] = await Promise.all([
+      attempts.admit(row.id, row.username),
       verifyPassword(row.passwordHash, password),
     ]);
-    if (!count.counted) return 'locked';
-    if (matches) {
-      await store.resetAttempts(row.id, count.lockedNow ? count.lockedUntil : null);
-      return 'ok';
-    }
-    if (count.lockedNow) warnLocked(row, count.lockedUntil);
-    return 'wrong';
+    if (!admission.admitted) return { result: 'locked', admission };
+    if (matches) return { result: 'ok', admission };
+    await attempts.settleWrong(admission, row.username);
+    return { result: 'wrong', admission };
+  }
+
+  /** A password-prompt check (not a login): a right password gives its slot back. */
+  async function checkPasswordPrompt(row: UserRow, password: string): Promise<'ok' | 'wrong' | 'locked'> {
+    const { result, admission } = await attemptPassword(row, password);
+    if (result === 'ok') await attempts.release(admission);
+    return result;
   }
 
   function policy(password: string, field: string) {
@@ -129,16 +134,32 @@ export async function createAuthService(deps: AuthServiceDeps) {
     }
   }
 
-  async function completeLogin(user: AuthUser): Promise<TokenPair> {
+  /**
+   * Issues the pair of a completed login, only while the password is still the one verified and the user
+   * active (SPEC "Authentication" 8: no pair obtained with a password outlives its change); otherwise the
+   * uniform failure of the calling route.
+   */
+  async function completeLogin(
+    user: AuthUser,
+    passwordHash: string,
+    admission: AttemptAdmission | undefined,
+    refused: () => Promise<SvcError> | SvcError,
+  ): Promise<TokenPair> {
+    const at = now();
     const refresh = signer.signRefresh(user.id);
-    // SPEC "Account login lock": a successful login resets the counter, also after the MFA step, whose
-    // wrong codes were counted on the account.
-    await store.recordLogin(user.id, now(), {
-      jti: refresh.jti,
-      family: refresh.family,
-      userId: user.id,
-      expiresAt: refresh.expiresAt,
-    });
+    let done = false;
+    try {
+      done = await store.completeLogin(
+        user.id,
+        at,
+        { jti: refresh.jti, family: refresh.family, userId: user.id, expiresAt: refresh.expiresAt },
+        { passwordHash, liftAfter: admission?.liftLocksAfter ?? at },
+      );
+    } finally {
+      if (admission && !done) await attempts.release(admission).catch(() => undefined);
+      else if (admission) attempts.settled(admission);
+    }
+    if (!done) throw await refused();
     ports.get('events').emit('login', { userId: user.id, username: user.username });
     return { access_token: signer.signAccess(user.id), token_type: 'bearer', refresh_token: refresh.token };
   }
@@ -189,20 +210,26 @@ export async function createAuthService(deps: AuthServiceDeps) {
         await verifyPassword(dummyHash, password);
         return false;
       }
-      return (await attemptPassword(row, password)) === 'ok';
+      return (await checkPasswordPrompt(row, password)) === 'ok';
     },
-    async recordFailure(userId) {
-      const at = now();
-      const lockUntil = new Date(at.getTime() + settings.login_lockout_minutes * 60_000);
-      const count = await store.countAttempt(userId, settings.login_max_attempts, at, lockUntil);
-      if (!count.counted) return true;
-      if (count.lockedNow) {
-        const row = await store.userById(userId);
-        warnLocked({ id: userId, username: row?.username ?? '' }, count.lockedUntil);
+    admitAttempt: (userId) => attempts.admit(userId),
+    settleWrong: (admission) => attempts.settleWrong(admission),
+    releaseAttempt: (admission) => attempts.release(admission),
+    async completeLogin(user, proof, admission) {
+      const challengeGone = () => new SvcError('mfa.challenge_not_found');
+      const row = await store.userById(user.id);
+      const stillValid =
+        row &&
+        (!proof ||
+          ('passwordHash' in proof
+            ? proof.passwordHash === row.passwordHash
+            : proof.passwordChangedAt === (row.passwordChangedAt?.getTime() ?? null)));
+      if (!row || !stillValid) {
+        if (admission) await attempts.release(admission);
+        throw challengeGone();
       }
-      return count.lockedNow;
+      return completeLogin(toAuthUser(row), row.passwordHash, admission, challengeGone);
     },
-    completeLogin,
     hashPassword,
   };
 
@@ -236,17 +263,33 @@ export async function createAuthService(deps: AuthServiceDeps) {
         await verifyPassword(row.passwordHash, input.password);
         throw await fail();
       }
-      if ((await attemptPassword(row, input.password)) !== 'ok') throw await fail();
-      if (needsRehash(row.passwordHash)) {
-        // SPEC "User": outdated parameters are re-hashed on the next successful login (not a password change).
-        await store.updateUser(row.id, { passwordHash: await hashPassword(input.password) });
+      const { result, admission } = await attemptPassword(row, input.password);
+      if (result !== 'ok') throw await fail();
+      let passwordHash = row.passwordHash;
+      try {
+        if (needsRehash(row.passwordHash)) {
+          // SPEC "User": outdated parameters are re-hashed on the next successful login (not a password
+          // change); conditional on the hash verified, so it never overwrites a concurrent change.
+          passwordHash = await hashPassword(input.password);
+          if (!(await store.replaceHash(row.id, row.passwordHash, passwordHash)))
+            passwordHash = row.passwordHash;
+        }
+        const user = toAuthUser(row);
+        if (settings.mfa_enabled) {
+          const mfaToken = await ports.find('secondFactor')?.startChallenge(user);
+          if (mfaToken) {
+            // The password alone is not a login: its slot is given back, but the counter is not reset, so
+            // wrong second-factor codes add up across challenges until one succeeds (SPEC "Account login
+            // lock": locked after login_max_attempts wrong codes in total).
+            await attempts.release(admission);
+            return { mfa_required: true, mfa_token: mfaToken };
+          }
+        }
+      } catch (error) {
+        await attempts.release(admission).catch(() => undefined);
+        throw error;
       }
-      const user = toAuthUser(row);
-      if (settings.mfa_enabled) {
-        const mfaToken = await ports.find('secondFactor')?.startChallenge(user);
-        if (mfaToken) return { mfa_required: true, mfa_token: mfaToken };
-      }
-      return completeLogin(user);
+      return completeLogin(toAuthUser(row), passwordHash, admission, fail);
     },
 
     /** `POST /auth/refresh-token`: the state table of SPEC "Refresh token and login". */
@@ -265,16 +308,22 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (!record || record.userId !== sub || record.spentAt) throw revoked();
         return { access_token: signer.signAccess(sub), token_type: 'bearer' };
       }
+      // SPEC "Refresh token and login": a password change revokes the logins before it. Its deletion of the
+      // records is the rule; this compares the token with the change as well (one-second resolution, as for
+      // access tokens), so a record that escaped the deletion is refused all the same.
+      if (row.passwordChangedAt && check.claims.iat < Math.floor(row.passwordChangedAt.getTime() / 1000)) {
+        throw revoked();
+      }
       const at = now();
-      // The successor is signed and stored together with the spend (one commit on SQLite, issue 9).
-      let refreshToken: string | undefined;
-      const spent = await store.rotateRefresh(jti, at, (row) => {
-        if (row.userId !== sub) return undefined;
-        const refresh = signer.signRefresh(sub, row.family);
-        refreshToken = refresh.token;
-        return { jti: refresh.jti, family: refresh.family, userId: sub, expiresAt: refresh.expiresAt };
+      // The successor is signed first and stored in the same atomic step as the spend (store.rotateRefresh).
+      const next = signer.signRefresh(sub, check.claims.fam);
+      const rotated = await store.rotateRefresh(jti, sub, at, {
+        jti: next.jti,
+        family: next.family,
+        userId: sub,
+        expiresAt: next.expiresAt,
       });
-      if (!spent) {
+      if (!rotated) {
         const record = await store.refreshByJti(jti);
         if (record?.spentAt && record.userId === sub) {
           const grace = settings.refresh_reuse_grace_seconds;
@@ -288,8 +337,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         }
         throw revoked();
       }
-      if (!refreshToken) throw revoked();
-      return { access_token: signer.signAccess(sub), token_type: 'bearer', refresh_token: refreshToken };
+      return { access_token: signer.signAccess(sub), token_type: 'bearer', refresh_token: next.token };
     },
 
     /** `POST /auth/logout`: the caller's own refresh token revokes its login, anything else all logins. */
@@ -363,7 +411,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
           // The email receives MFA codes: changing it needs the current password, counted on the lock.
           if (!input.currentPassword) throw new SvcError('auth.password_incorrect');
           if (isLocked(row)) throw lockedError('auth.too_many_attempts', row.lockedUntil);
-          const result = await attemptPassword(row, input.currentPassword);
+          const result = await checkPasswordPrompt(row, input.currentPassword);
           if (result === 'locked')
             throw lockedError('auth.too_many_attempts', (await loadUser(userId)).lockedUntil);
           if (result === 'wrong') throw new SvcError('auth.password_incorrect');
@@ -395,7 +443,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     ): Promise<void> {
       const row = await loadUser(userId);
       if (isLocked(row)) throw lockedError('auth.too_many_attempts', row.lockedUntil);
-      const result = await attemptPassword(row, input.currentPassword);
+      const result = await checkPasswordPrompt(row, input.currentPassword);
       if (result === 'locked')
         throw lockedError('auth.too_many_attempts', (await loadUser(userId)).lockedUntil);
       if (result === 'wrong') throw new SvcError('auth.password_incorrect');

@@ -14,14 +14,25 @@ export interface NewRefresh {
 }
 export type UserUpdate = Partial<Omit<CoreTables['user']['$inferInsert'], 'id'>>;
 
-/** Result of counting one attempt on the lockout counter. */
-export type AttemptCount =
-  | { counted: true; lockedNow: boolean; lockedUntil: Date | null }
-  /** Locked (or the user is gone): nothing was counted. */
-  | { counted: false };
-
 interface Prepared<T> {
   execute(values?: Record<string, unknown>): PromiseLike<T> | T;
+}
+
+/**
+ * A timestamp parameter of a hand-written PostgreSQL statement: drizzle hands postgres-js dates as text (its
+ * own columns encode them), so a raw `Date` would not serialise.
+ */
+const pgTime = (date: Date) => sql`${date.toISOString()}::timestamptz`;
+
+/** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
+const col = (column: { name: string }) => sql.identifier(column.name);
+
+/**
+ * Runs a prepared SQLite statement synchronously (better-sqlite3), so that several of them inside one
+ * transaction leave no await between them where another request's statement could run.
+ */
+function runSync<T>(statement: Prepared<unknown>, values: Record<string, unknown>): T {
+  return (statement as unknown as { all(values: Record<string, unknown>): T }).all(values);
 }
 
 /** drizzle names prepared statements on PostgreSQL and ignores the name on SQLite. */
@@ -36,6 +47,19 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
 export function createAuthStore(db: Database, tables: CoreTables) {
   const { user, refreshToken, permission, userPermission, groupPermission, userGroup } = tables;
   const orm = db.orm;
+
+  /**
+   * Deletes refresh records and, on PostgreSQL, repeats until a pass finds none: a DELETE that waited for a
+   * concurrent rotation's row lock does not see the successor that rotation committed meanwhile (READ
+   * COMMITTED takes the snapshot at the statement's start), the next pass does. On SQLite one pass suffices
+   * (writes are serialised).
+   */
+  async function deleteUntilGone(pass: () => PromiseLike<unknown[]>): Promise<void> {
+    for (let i = 0; i < 5; i += 1) {
+      const deleted = await pass();
+      if (db.dialect !== 'pg' || deleted.length === 0) return;
+    }
+  }
 
   // Effective permission codenames of the outer user row: direct UNION through groups, aggregated to one
   // JSON text value so the user and the permissions come back in one round trip on both dialects.
@@ -110,40 +134,48 @@ export function createAuthStore(db: Database, tables: CoreTables) {
   // prepared once like the statements above. A Date placeholder outside `set()` is wrapped in its column's
   // encoder (`sql.param`), as drizzle does for literal values.
   const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
-  const reaches = sql`${user.failedLoginCount} + 1 >= ${sql.placeholder('max')}`;
-  const countAttemptStatement = prepare<{ count: number; lockedUntil: Date | null }[]>(
+  const unlockedAt = or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil)));
+  // SPEC "Account login lock": one slot taken atomically before the check, only while unlocked and below
+  // the limit (login-attempts.ts).
+  const reserveStatement = prepare<{ count: number }[]>(
     orm
       .update(user)
-      .set({
-        failedLoginCount: sql`CASE WHEN ${reaches} THEN 0 ELSE ${user.failedLoginCount} + 1 END`,
-        lockedUntil: sql`CASE WHEN ${reaches} THEN ${dateParam('lockUntil', user.lockedUntil)} ELSE ${user.lockedUntil} END`,
-      })
+      .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
       .where(
         and(
           eq(user.id, sql.placeholder('id')),
-          or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil))),
+          sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
+          unlockedAt,
         ),
       )
-      .returning({ count: user.failedLoginCount, lockedUntil: user.lockedUntil }),
-    'svc_auth_count_attempt',
+      .returning({ count: user.failedLoginCount }),
+    'svc_auth_reserve_attempt',
   );
-  const resetStatement = prepare<unknown>(
+  const lockIfFullStatement = prepare<{ id: string }[]>(
     orm
       .update(user)
-      .set({ failedLoginCount: 0 })
-      .where(eq(user.id, sql.placeholder('id')))
-      .returning({ id: user.id }),
-    'svc_auth_reset_attempts',
-  );
-  const resetOwnLockStatement = prepare<unknown>(
-    orm
-      .update(user)
-      .set({ failedLoginCount: 0, lockedUntil: null })
+      .set({ failedLoginCount: 0, lockedUntil: sql.placeholder('lockUntil') as unknown as Date })
       .where(
-        and(eq(user.id, sql.placeholder('id')), eq(user.lockedUntil, dateParam('ownLock', user.lockedUntil))),
+        and(
+          eq(user.id, sql.placeholder('id')),
+          sql`${user.failedLoginCount} >= ${sql.placeholder('max')}`,
+          unlockedAt,
+        ),
       )
       .returning({ id: user.id }),
-    'svc_auth_reset_own_lock',
+    'svc_auth_lock_if_full',
+  );
+  const liftLaterLock = sql`CASE WHEN ${user.lockedUntil} > ${dateParam('liftAfter', user.lockedUntil)} THEN NULL ELSE ${user.lockedUntil} END`;
+  const releaseStatement = prepare<unknown>(
+    orm
+      .update(user)
+      .set({
+        failedLoginCount: sql`CASE WHEN ${user.failedLoginCount} > 0 THEN ${user.failedLoginCount} - 1 ELSE 0 END`,
+        lockedUntil: liftLaterLock,
+      })
+      .where(eq(user.id, sql.placeholder('id')))
+      .returning({ id: user.id }),
+    'svc_auth_release_attempt',
   );
   const deleteExpiredStatement = prepare<unknown>(
     orm
@@ -157,11 +189,23 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .returning({ jti: refreshToken.jti }),
     'svc_auth_refresh_delete_expired',
   );
-  const recordLoginStatement = prepare<unknown>(
+  // A completed login (SPEC "Account login lock": counter reset) only while the password is still the one
+  // verified and the user still active (SPEC "Authentication" 8: a login racing a password change or a
+  // deactivation must not outlive it).
+  const loginWhere = and(
+    eq(user.id, sql.placeholder('id')),
+    eq(user.passwordHash, sql.placeholder('hash')),
+    eq(user.isActive, true),
+  );
+  const recordLoginStatement = prepare<{ id: string }[]>(
     orm
       .update(user)
-      .set({ lastLoginAt: sql.placeholder('at') as unknown as Date, failedLoginCount: 0 })
-      .where(eq(user.id, sql.placeholder('id')))
+      .set({
+        lastLoginAt: sql.placeholder('at') as unknown as Date,
+        failedLoginCount: 0,
+        lockedUntil: liftLaterLock,
+      })
+      .where(loginWhere)
       .returning({ id: user.id }),
     'svc_auth_record_login',
   );
@@ -209,87 +253,112 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       const [row] = await orm.insert(user).values(values).returning();
       return row!;
     },
+    /** Replaces the hash only while it is still `current` (a re-hash must never undo a password change). */
+    async replaceHash(id: string, current: string, next: string): Promise<boolean> {
+      const rows = await orm
+        .update(user)
+        .set({ passwordHash: next })
+        .where(and(eq(user.id, id), eq(user.passwordHash, current)))
+        .returning({ id: user.id });
+      return rows.length > 0;
+    },
     async updateUser(id: string, values: UserUpdate): Promise<UserRow | undefined> {
       const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
       return row;
     },
 
-    /**
-     * Counts one attempt on the lockout counter in ONE conditional statement (SPEC "Account login lock":
-     * counted atomically before the password check). Only an unlocked account is counted; the attempt that
-     * reaches `max` locks until `lockUntil` and resets the counter, so parallel attempts never exceed `max`.
-     */
-    async countAttempt(id: string, max: number, now: Date, lockUntil: Date): Promise<AttemptCount> {
-      const row = (await countAttemptStatement.execute({ id, max, now, lockUntil }))[0];
-      if (!row) return { counted: false };
-      const lockedNow = row.lockedUntil !== null && row.lockedUntil.getTime() > now.getTime();
-      return { counted: true, lockedNow, lockedUntil: row.lockedUntil };
+    /** Takes one slot on the lockout counter; false when locked, full or gone (login-attempts.ts). */
+    async reserveAttempt(id: string, max: number, now: Date): Promise<boolean> {
+      return (await reserveStatement.execute({ id, max, now })).length > 0;
     },
-    /**
-     * A correct password: resets the counter, and lifts the lock when this very attempt set it
-     * (`ownLock`): the attempt that reached the maximum was still one of the allowed ones.
-     */
-    async resetAttempts(id: string, ownLock: Date | null): Promise<void> {
-      if (ownLock) await resetOwnLockStatement.execute({ id, ownLock });
-      else await resetStatement.execute({ id });
+    /** Locks until `lockUntil` (counter reset) when the counter has reached `max`; true when it did. */
+    async lockIfFull(id: string, max: number, now: Date, lockUntil: Date): Promise<boolean> {
+      return (await lockIfFullStatement.execute({ id, max, now, lockUntil })).length > 0;
+    },
+    /** Gives one slot back and lifts a lock ending after `liftAfter` (set while the attempt was in flight). */
+    async releaseAttempt(id: string, liftAfter: Date): Promise<void> {
+      await releaseStatement.execute({ id, liftAfter });
     },
 
     /**
-     * The rotation swap (SPEC "Refresh token and login"): ONE conditional statement, so of two concurrent
-     * refreshes with the same token exactly one gets the row back.
+     * The rotation swap (SPEC "Refresh token and login"): spends `jti` of `family` and stores its successor
+     * `next`, atomically, so of two concurrent refreshes with the same token exactly one wins, and a
+     * revocation (logout, password change, reuse) never lands between spend and successor: on PostgreSQL one
+     * statement, on SQLite one transaction run without yielding. False: nothing was spent.
      */
-    async spendRefresh(jti: string, now: Date): Promise<RefreshRow | undefined> {
-      return (await spendStatement.execute({ jti, now }))[0];
-    },
-    /**
-     * Spends `jti` and stores its successor, which `replace` builds from the spent row (undefined: store
-     * none). Single winner as in {@link spendRefresh}: the successor is only built for the one refresh that
-     * spent the row. On SQLite both writes share one commit (issue 9: a refresh was two commits); the kernel's
-     * SQLite transaction holds the write lock, so the conditional UPDATE still decides the winner. On
-     * PostgreSQL the prepared statements live on the pool, not on a transaction's connection, so they run
-     * one after the other as before.
-     */
-    async rotateRefresh(
-      jti: string,
-      now: Date,
-      replace: (spent: RefreshRow) => NewRefresh | undefined,
-    ): Promise<RefreshRow | undefined> {
-      const rotate = async () => {
-        const spent = (await spendStatement.execute({ jti, now }))[0];
-        const next = spent && replace(spent);
-        if (next) await insertRefreshStatement.execute(refreshValues(next, now));
-        return spent;
-      };
-      return db.dialect === 'sqlite' ? db.transaction(rotate) : rotate();
+    async rotateRefresh(jti: string, userId: string, now: Date, next: NewRefresh): Promise<boolean> {
+      if (db.dialect === 'pg') {
+        const rows = await db.all(sql`WITH spent AS (
+            UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
+            WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
+              AND ${refreshToken.userId} = ${userId} AND ${refreshToken.family} = ${next.family}
+            RETURNING ${refreshToken.jti}
+          )
+          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+          SELECT ${next.jti}, ${next.family}, ${next.userId}, ${pgTime(next.expiresAt)}, ${pgTime(now)} FROM spent
+          RETURNING ${col(refreshToken.jti)}`);
+        return rows.length > 0;
+      }
+      return db.transaction(async () => {
+        const spent = runSync<RefreshRow[]>(spendStatement, { jti, now });
+        const row = spent[0];
+        if (!row || row.userId !== userId || row.family !== next.family) return false;
+        runSync(insertRefreshStatement, refreshValues(next, now));
+        return true;
+      });
     },
     async refreshByJti(jti: string): Promise<RefreshRow | undefined> {
       return (await refreshByJtiStatement.execute({ jti }))[0];
     },
     async deleteFamily(family: string): Promise<void> {
-      await orm
-        .delete(refreshToken)
-        .where(eq(refreshToken.family, family))
-        .returning({ jti: refreshToken.jti });
+      await deleteUntilGone(() =>
+        orm.delete(refreshToken).where(eq(refreshToken.family, family)).returning({ jti: refreshToken.jti }),
+      );
     },
     async deleteRefreshOf(userId: string): Promise<void> {
-      await orm
-        .delete(refreshToken)
-        .where(eq(refreshToken.userId, userId))
-        .returning({ jti: refreshToken.jti });
+      await deleteUntilGone(() =>
+        orm.delete(refreshToken).where(eq(refreshToken.userId, userId)).returning({ jti: refreshToken.jti }),
+      );
     },
     /**
-     * The writes of a completed login: the user's expired refresh records go (housekeeping; their JWT `exp`
-     * refuses them anyway), the new record is stored, the login is recorded and the lockout counter reset
-     * (SPEC "Account login lock"). One commit on SQLite (issue 9: it was three); on PostgreSQL the prepared
-     * statements run one after the other, as in {@link rotateRefresh}.
+     * The writes of a completed login, only while the password is still `passwordHash` and the user active
+     * (false otherwise, and nothing is written): the login is recorded, the lockout counter reset (SPEC
+     * "Account login lock") and a lock ending after `liftAfter` lifted (set while this login was in flight,
+     * it counted this login's slot); the user's expired refresh records go (housekeeping) and the new one is
+     * stored. One statement on PostgreSQL; one transaction run without yielding on SQLite. A password change
+     * that lands after it deletes the new record (SPEC "Authentication" 8); one that lands before refuses it.
      */
-    async recordLogin(userId: string, at: Date, refresh: NewRefresh): Promise<void> {
-      const write = async () => {
-        await deleteExpiredStatement.execute({ userId, now: at });
-        await insertRefreshStatement.execute(refreshValues(refresh, at));
-        await recordLoginStatement.execute({ id: userId, at });
-      };
-      await (db.dialect === 'sqlite' ? db.transaction(write) : write());
+    async completeLogin(
+      userId: string,
+      at: Date,
+      refresh: NewRefresh,
+      condition: { passwordHash: string; liftAfter: Date },
+    ): Promise<boolean> {
+      const { passwordHash: hash, liftAfter } = condition;
+      if (db.dialect === 'pg') {
+        const rows = await db.all(sql`WITH done AS (
+            UPDATE ${user} SET ${col(user.lastLoginAt)} = ${pgTime(at)}, ${col(user.failedLoginCount)} = 0,
+              ${col(user.lockedUntil)} = CASE WHEN ${user.lockedUntil} > ${pgTime(liftAfter)} THEN NULL ELSE ${user.lockedUntil} END
+            WHERE ${user.id} = ${userId} AND ${user.passwordHash} = ${hash} AND ${user.isActive} = true
+            RETURNING ${user.id}
+          ), expired AS (
+            DELETE FROM ${refreshToken}
+            WHERE ${refreshToken.userId} IN (SELECT id FROM done) AND ${refreshToken.expiresAt} <= ${pgTime(at)}
+          )
+          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+          SELECT ${refresh.jti}, ${refresh.family}, done.id, ${pgTime(refresh.expiresAt)}, ${pgTime(at)} FROM done
+          RETURNING ${col(refreshToken.jti)}`);
+        return rows.length > 0;
+      }
+      return db.transaction(async () => {
+        const done = runSync<unknown[]>(recordLoginStatement, { id: userId, at, hash, liftAfter });
+        if (done.length === 0) return false;
+        runSync(deleteExpiredStatement, { userId, now: at });
+        runSync(insertRefreshStatement, refreshValues(refresh, at));
+        return true;
+      });
     },
   };
 }

@@ -90,17 +90,45 @@ export interface SecondFactor {
   startChallenge(user: AuthUser): Promise<string | null>;
 }
 
-/** A wrong password on a password-prompt route, counted on the login lock (implemented by `auth`). */
+/**
+ * One credential check holding a slot on the account's lockout counter (SPEC "Account login lock": counted
+ * before the check). `admitted` false: the account is locked (`lockedUntil`) or gone, nothing was counted.
+ */
+export interface AttemptAdmission {
+  userId: string;
+  admitted: boolean;
+  /** A lock ending after this was set while the check was in flight (it counted this slot). */
+  liftLocksAfter: Date;
+  lockedUntil: Date | null;
+}
+
+/** What proves that a login's password is still the one the login verified (SPEC "Authentication" 8). */
+export type PasswordProof =
+  /** The stored hash the password was verified against. */
+  | { passwordHash: string }
+  /** `password_changed_at` (epoch ms, or null) as it was when the password was verified. */
+  | { passwordChangedAt: number | null };
+
+/** The login lock and login completion, for password-prompt routes and the second step (implemented by `auth`). */
 export interface LoginGuard {
   /** Throws 429 (`code`) with `Retry-After` while locked. */
   assertNotLocked(userId: string, code: 'auth.too_many_attempts' | 'mfa.too_many_attempts'): Promise<void>;
   /** Verifies the user's password; a wrong one is counted on the lockout counter. */
   verifyPassword(userId: string, password: string): Promise<boolean>;
-  /** Counts one failure (a wrong MFA code); true when the account is now locked. */
-  recordFailure(userId: string): Promise<boolean>;
-  /** Issues the token pair after a completed login (MFA verify), emits `login`. */
+  /** Takes a slot on the lockout counter for one second-factor check (waits while others are in flight). */
+  admitAttempt(userId: string): Promise<AttemptAdmission>;
+  /** A wrong second factor: stays counted; true when the account is now locked. */
+  settleWrong(admission: AttemptAdmission): Promise<boolean>;
+  /** Gives the slot back uncounted (a replay of a code that was valid, not a guess). */
+  releaseAttempt(admission: AttemptAdmission): Promise<void>;
+  /**
+   * Issues the token pair after a completed login (MFA verify), emits `login`. Refused (401
+   * `mfa.challenge_not_found`) when the password changed or the user was deactivated since `proof`.
+   */
   completeLogin(
     user: AuthUser,
+    proof?: PasswordProof,
+    admission?: AttemptAdmission,
   ): Promise<{ access_token: string; token_type: 'bearer'; refresh_token: string }>;
   hashPassword(password: string): Promise<string>;
 }

@@ -23,3 +23,8 @@ export const DEFAULT_TOTP_ISSUER = 'svc';
 export const MFA_RATE_LIMIT_SCOPE = 'mfa';
 /** Compare-and-swap retries when concurrent requests change a user's backup-code list. */
 export const BACKUP_CODE_CAS_RETRIES = 16;
+/**
+ * How long a consumed backup code is remembered, so that a double-submit of it is refused as a replay and not
+ * counted on the account as a wrong guess (SPEC "Account login lock"): the default challenge lifetime.
+ */
+export const BACKUP_CODE_REPLAY_TTL_SECONDS = 600;

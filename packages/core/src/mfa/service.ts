@@ -6,7 +6,12 @@ import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { AuthUser, PortRegistry, SecondFactor } from '../kernel/ports.js';
 import { generateBackupCodes, normaliseBackupCode } from './backup-codes.js';
-import { BACKUP_CODE_CAS_RETRIES, MFA_RATE_LIMIT_SCOPE, TOTP_USED_STEP_TTL_SECONDS } from './constants.js';
+import {
+  BACKUP_CODE_CAS_RETRIES,
+  BACKUP_CODE_REPLAY_TTL_SECONDS,
+  MFA_RATE_LIMIT_SCOPE,
+  TOTP_USED_STEP_TTL_SECONDS,
+} from './constants.js';
 import { generateOtpCode, normaliseOtpCode } from './one-time-codes.js';
 import { decryptSecret, deriveMfaKeys, encryptSecret, hashCode, hashesEqual } from './secrets.js';
 import type { MfaSender } from './sender.js';
@@ -40,6 +45,11 @@ export interface MfaServiceDeps {
 /** The claim of the `mfa_token` carrying the challenge id. */
 const CHALLENGE_CLAIM = 'cid';
 const MFA_TOKEN_TYPE = 'mfa';
+/** The claim of the `mfa_token` carrying the user's `password_changed_at` (epoch ms or null) at its start. */
+const PASSWORD_CLAIM = 'pwc';
+
+/** A presented second factor: valid, wrong (a guess), or valid a moment ago and already used. */
+type CodeOutcome = 'ok' | 'wrong' | 'replayed';
 
 /** The rules of SPEC "MFA enrolment", "MFA login challenge" and "Multi-factor routes". */
 export function createMfaService(deps: MfaServiceDeps) {
@@ -72,20 +82,30 @@ export function createMfaService(deps: MfaServiceDeps) {
     if (!settings.mfa_enabled) throw new SvcError('mfa.disabled');
   }
 
-  /** Records the step of a TOTP code in the cache and in `last_totp_step`: true when this caller used it first. */
-  async function consumeTotpStep(userId: string, step: number): Promise<boolean> {
-    if (!(await cache.setIfAbsent(`mfa:totp:${userId}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS))) return false;
-    return store.consumeTotpStep(userId, step);
+  /**
+   * Records the step of a TOTP code in the cache and in `last_totp_step`: 'ok' for the caller who used it
+   * first, 'replayed' for the others (a valid code presented twice: a double-submit, not a guess).
+   */
+  async function consumeTotpStep(userId: string, step: number): Promise<CodeOutcome> {
+    if (!(await cache.setIfAbsent(`mfa:totp:${userId}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS)))
+      return 'replayed';
+    return (await store.consumeTotpStep(userId, step)) ? 'ok' : 'replayed';
   }
 
-  /** Consumes one backup code atomically (compare-and-swap on the list): true for exactly one caller. */
-  async function consumeBackupCode(userId: string, normalised: string): Promise<boolean> {
+  /**
+   * Consumes one backup code atomically (compare-and-swap on the list): 'ok' for exactly one caller. A code
+   * that was in the list when read is remembered for a while, so its other presentations (parallel or
+   * repeated submits of a code that was valid) are 'replayed', not guesses counted on the account.
+   */
+  async function consumeBackupCode(userId: string, normalised: string): Promise<CodeOutcome> {
     const hash = backupHash(userId, normalised);
+    const usedKey = `mfa:backup-used:${userId}:${hash}`;
     for (let attempt = 0; attempt < BACKUP_CODE_CAS_RETRIES; attempt++) {
       const config = await store.config(userId);
-      if (!config?.isActive) return false;
+      if (!config?.isActive) return 'wrong';
       const hashes = parseHashes(config.backupCodes);
-      if (!hashes.includes(hash)) return false;
+      if (!hashes.includes(hash)) return (await cache.get(usedKey)) ? 'replayed' : 'wrong';
+      await cache.set(usedKey, 1, BACKUP_CODE_REPLAY_TTL_SECONDS);
       if (
         await store.swapBackupCodes(
           userId,
@@ -93,10 +113,10 @@ export function createMfaService(deps: MfaServiceDeps) {
           hashes.filter((h) => h !== hash),
         )
       )
-        return true;
+        return 'ok';
       // Another code of the same user was consumed meanwhile: read again.
     }
-    return false;
+    return 'wrong';
   }
 
   function parseHashes(stored: string): string[] {
@@ -199,7 +219,12 @@ export function createMfaService(deps: MfaServiceDeps) {
     return new SvcError('mfa.token_invalid');
   }
 
-  function readMfaToken(token: string): { userId: string; challengeId: string } {
+  function readMfaToken(token: string): {
+    userId: string;
+    challengeId: string;
+    /** Absent in tokens signed before the claim existed. */
+    passwordChangedAt: number | null | undefined;
+  } {
     let claims: jwt.JwtPayload | string;
     try {
       claims = jwt.verify(token, signingKey, { algorithms: [settings.algorithm] });
@@ -210,7 +235,9 @@ export function createMfaService(deps: MfaServiceDeps) {
     const challengeId = (claims as Record<string, unknown>)[CHALLENGE_CLAIM];
     if (typeof claims.sub !== 'string' || !claims.sub || typeof challengeId !== 'string')
       throw invalidToken();
-    return { userId: claims.sub, challengeId };
+    const changedAt = (claims as Record<string, unknown>)[PASSWORD_CLAIM];
+    if (typeof changedAt !== 'number' && changedAt !== null && changedAt !== undefined) throw invalidToken();
+    return { userId: claims.sub, challengeId, passwordChangedAt: changedAt };
   }
 
   /** Whether `input` is a valid second factor of `config` for this challenge, consuming what it uses. */
@@ -219,7 +246,7 @@ export function createMfaService(deps: MfaServiceDeps) {
     challengeCodeHash: string | null,
     challengeId: string,
     input: string,
-  ) {
+  ): Promise<CodeOutcome> {
     const otp = normaliseOtpCode(input);
     if (otp) {
       if (config.method === 'totp') {
@@ -231,16 +258,18 @@ export function createMfaService(deps: MfaServiceDeps) {
               user_id: config.userId,
             },
           );
-          return false;
+          return 'wrong';
         }
         const step = matchTotpStep(secret, otp, now());
-        return step !== null && (await consumeTotpStep(config.userId, step));
+        return step === null ? 'wrong' : consumeTotpStep(config.userId, step);
       }
-      if (!challengeCodeHash) return false;
-      return hashesEqual(hashCode(keys.codeHash, `login:${challengeId}`, otp), challengeCodeHash);
+      if (!challengeCodeHash) return 'wrong';
+      return hashesEqual(hashCode(keys.codeHash, `login:${challengeId}`, otp), challengeCodeHash)
+        ? 'ok'
+        : 'wrong';
     }
     const backup = normaliseBackupCode(input);
-    return backup !== null && (await consumeBackupCode(config.userId, backup));
+    return backup === null ? 'wrong' : consumeBackupCode(config.userId, backup);
   }
 
   const service = {
@@ -358,11 +387,17 @@ export function createMfaService(deps: MfaServiceDeps) {
         if (target) deliver(config.method as 'email' | 'sms', user.id, target, code);
         else log.warn(`MFA ${config.method} code not sent: the account has no address`, { user_id: user.id });
       }
-      return jwt.sign({ type: MFA_TOKEN_TYPE, [CHALLENGE_CLAIM]: id }, signingKey, {
-        algorithm: settings.algorithm,
-        subject: user.id,
-        expiresIn: otpMinutes * 60,
-      });
+      // The password change the challenge was started after: a later change ends it (SPEC "Authentication" 8).
+      const changedAt = user.passwordChangedAt?.getTime() ?? null;
+      return jwt.sign(
+        { type: MFA_TOKEN_TYPE, [CHALLENGE_CLAIM]: id, [PASSWORD_CLAIM]: changedAt },
+        signingKey,
+        {
+          algorithm: settings.algorithm,
+          subject: user.id,
+          expiresIn: otpMinutes * 60,
+        },
+      );
     },
 
     /**
@@ -371,45 +406,77 @@ export function createMfaService(deps: MfaServiceDeps) {
      */
     async verify(mfaToken: string, input: string, clientIp: string): Promise<TokenPair> {
       await rateLimit(clientIp);
-      const { userId, challengeId } = readMfaToken(mfaToken);
+      const { userId, challengeId, passwordChangedAt } = readMfaToken(mfaToken);
       const challenge = await store.challenge(challengeId);
       if (!challenge || challenge.userId !== userId) throw new SvcError('mfa.challenge_not_found');
       if (challenge.expiresAt.getTime() <= now().getTime()) {
         await store.deleteChallenge(challengeId);
         throw invalidToken();
       }
-      const guard = loginGuard();
-      // A locked account answers 429 with Retry-After (SPEC "Authentication" 7).
-      await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
-      const max = settings.mfa_max_attempts;
-      const counted = await store.countChallengeAttempt(challengeId, max);
-      if (!counted) {
-        // Attempts used up by parallel guesses, or the challenge completed/discarded meanwhile.
-        if (await store.deleteChallenge(challengeId)) throw new SvcError('mfa.too_many_attempts');
+      const user = await store.user(userId);
+      // SPEC "Authentication" 8: challenges started before a password change (or of a user deactivated
+      // since) die with it.
+      const changedAt = user?.passwordChangedAt?.getTime() ?? null;
+      const changedSince =
+        passwordChangedAt === undefined
+          ? changedAt !== null && changedAt >= challenge.createdAt.getTime()
+          : changedAt !== passwordChangedAt;
+      if (!user?.isActive || changedSince) {
+        await store.deleteChallenge(challengeId);
         throw new SvcError('mfa.challenge_not_found');
       }
-      if (await guard.recordFailure(userId)) {
-        // This attempt locked the account: refuse whatever the code, with the lock's Retry-After.
+      const guard = loginGuard();
+      // The account's slot first (SPEC "Account login lock": wrong codes count on the account as well). A
+      // locked account answers 429 with Retry-After (SPEC "Authentication" 7).
+      const admission = await guard.admitAttempt(userId);
+      if (!admission.admitted) {
         await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
         throw new SvcError('mfa.too_many_attempts');
       }
-      const config = await store.config(userId);
-      if (!config?.isActive) {
-        await store.deleteChallenge(challengeId);
-        throw new SvcError('mfa.not_configured');
-      }
-      if (!(await checkCode(config, challenge.codeHash, challengeId, input))) {
-        if (counted.attempts >= max) {
-          // SPEC: reaching mfa_max_attempts discards the challenge; 429 without Retry-After (log in again).
-          await store.deleteChallenge(challengeId);
-          throw new SvcError('mfa.too_many_attempts');
+      let settled = false;
+      try {
+        const max = settings.mfa_max_attempts;
+        const counted = await store.countChallengeAttempt(challengeId, max);
+        if (!counted) {
+          // Attempts used up by parallel guesses, or the challenge completed/discarded meanwhile.
+          await guard.releaseAttempt(admission);
+          settled = true;
+          if (await store.deleteChallenge(challengeId)) throw new SvcError('mfa.too_many_attempts');
+          throw new SvcError('mfa.challenge_not_found');
         }
-        throw new SvcError('mfa.code_invalid');
+        const config = await store.config(userId);
+        if (!config?.isActive) {
+          await guard.releaseAttempt(admission);
+          settled = true;
+          await store.deleteChallenge(challengeId);
+          throw new SvcError('mfa.not_configured');
+        }
+        const outcome = await checkCode(config, challenge.codeHash, challengeId, input);
+        if (outcome !== 'ok') {
+          settled = true;
+          if (outcome === 'wrong' && (await guard.settleWrong(admission))) {
+            // This code locked the account: 429 with the lock's Retry-After.
+            await guard.assertNotLocked(userId, 'mfa.too_many_attempts');
+            throw new SvcError('mfa.too_many_attempts');
+          }
+          // A replayed valid code (a double-submit) is refused but not counted on the account.
+          if (outcome === 'replayed') await guard.releaseAttempt(admission);
+          if (counted.attempts >= max) {
+            // SPEC: reaching mfa_max_attempts discards the challenge; 429 without Retry-After (log in again).
+            await store.deleteChallenge(challengeId);
+            throw new SvcError('mfa.too_many_attempts');
+          }
+          throw new SvcError('mfa.code_invalid');
+        }
+        settled = true;
+        if (!(await store.deleteChallenge(challengeId))) {
+          await guard.releaseAttempt(admission);
+          throw new SvcError('mfa.challenge_not_found');
+        }
+        return await guard.completeLogin(user, { passwordChangedAt: changedAt }, admission);
+      } finally {
+        if (!settled) await guard.releaseAttempt(admission).catch(() => undefined);
       }
-      if (!(await store.deleteChallenge(challengeId))) throw new SvcError('mfa.challenge_not_found');
-      const user = await store.user(userId);
-      if (!user?.isActive) throw new SvcError('mfa.challenge_not_found');
-      return guard.completeLogin(user);
     },
   } satisfies SecondFactor & Record<string, unknown>;
   return service;

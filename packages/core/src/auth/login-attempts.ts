@@ -1,0 +1,137 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Settings } from '../kernel/config/schema.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { AttemptAdmission } from '../kernel/ports.js';
+import { LOGIN_ADMISSION_POLL_MS, LOGIN_ADMISSION_WAIT_MS, PROVISIONAL_LOCK_MS } from './constants.js';
+import type { AuthStore } from './store.js';
+
+export type { AttemptAdmission };
+
+/**
+ * The account lock of SPEC "Account login lock", safe under concurrency (docs/security.md "Concurrent
+ * logins"). Every credential check (password, second factor) first takes a slot on the account's counter
+ * (`failed_login_count`): counted atomically before its outcome is used, so parallel guesses never get more
+ * than `login_max_attempts` outcomes. The slot then settles:
+ * - wrong: it stays counted; when the counter has reached the limit the account locks (counter reset);
+ * - right: the login resets the counter (a password followed by a second factor only gives its slot back,
+ *   so wrong codes add up across challenges until a second factor succeeds);
+ * - void (a replay of a code that was valid a moment ago): the slot is given back.
+ * An attempt that finds every slot taken by attempts still in flight waits for them (bounded) instead of
+ * being refused, so a right password is never answered as a wrong one because others were in flight.
+ */
+export function createLoginAttempts(deps: {
+  settings: Settings;
+  store: AuthStore;
+  log: Logger;
+  now: () => Date;
+}) {
+  const { settings, store, log, now } = deps;
+  const lockoutMs = settings.login_lockout_minutes * 60_000;
+  // Attempts of this process waiting for a slot, woken when an attempt of the same account settles here;
+  // attempts of other processes are seen by polling.
+  const waiting = new Map<string, Set<() => void>>();
+
+  function wake(userId: string): void {
+    const set = waiting.get(userId);
+    if (!set) return;
+    waiting.delete(userId);
+    for (const resolve of set) resolve();
+  }
+
+  async function waitForSettle(userId: string): Promise<void> {
+    let resolve!: () => void;
+    const woken = new Promise<void>((r) => (resolve = r));
+    let set = waiting.get(userId);
+    if (!set) waiting.set(userId, (set = new Set()));
+    set.add(resolve);
+    const ac = new AbortController();
+    await Promise.race([
+      woken,
+      sleep(LOGIN_ADMISSION_POLL_MS, undefined, { signal: ac.signal }).catch(() => undefined),
+    ]);
+    ac.abort();
+    set.delete(resolve);
+  }
+
+  function warnLocked(userId: string, username: string | undefined, lockedUntil: Date): void {
+    log.warn('account locked after too many failed attempts', {
+      userId,
+      username: username ?? '',
+      lockedUntil: lockedUntil.toISOString(),
+    });
+  }
+
+  /** Locks when the counter has reached the limit; true when this call set the lock. */
+  async function lockIfFull(userId: string, username?: string): Promise<boolean> {
+    const at = now();
+    const lockUntil = new Date(at.getTime() + lockoutMs);
+    const locked = await store.lockIfFull(userId, settings.login_max_attempts, at, lockUntil);
+    if (locked) warnLocked(userId, username, lockUntil);
+    return locked;
+  }
+
+  return {
+    /**
+     * Takes a slot for one credential check. 'locked': the account is locked (or gone); nothing was counted.
+     * A lock set in the last {@link PROVISIONAL_LOCK_MS} may still be lifted by a right password that was in
+     * flight when it was set, so an attempt meeting one waits like one meeting a full counter.
+     */
+    async admit(userId: string, username?: string): Promise<AttemptAdmission> {
+      const deadline = Date.now() + LOGIN_ADMISSION_WAIT_MS;
+      for (;;) {
+        const at = now();
+        if (await store.reserveAttempt(userId, settings.login_max_attempts, at)) {
+          return {
+            userId,
+            admitted: true,
+            liftLocksAfter: new Date(at.getTime() + lockoutMs),
+            lockedUntil: null,
+          };
+        }
+        const row = await store.userById(userId);
+        if (!row) return { userId, admitted: false, liftLocksAfter: at, lockedUntil: null };
+        const lockedUntil =
+          row.lockedUntil && row.lockedUntil.getTime() > at.getTime() ? row.lockedUntil : null;
+        const provisional =
+          lockedUntil !== null && lockedUntil.getTime() - lockoutMs + PROVISIONAL_LOCK_MS > at.getTime();
+        if (lockedUntil && !provisional) return { userId, admitted: false, liftLocksAfter: at, lockedUntil };
+        if (Date.now() >= deadline) {
+          // Still full after the wait: slots taken by attempts that never settled (a process killed while
+          // verifying). They were counted before their check, so they count as failures: lock.
+          if (!lockedUntil) await lockIfFull(userId, username);
+          const after = await store.userById(userId);
+          return { userId, admitted: false, liftLocksAfter: at, lockedUntil: after?.lockedUntil ?? null };
+        }
+        await waitForSettle(userId);
+      }
+    },
+
+    /** A wrong credential: the slot stays counted; true when this attempt locked the account. */
+    async settleWrong(admission: AttemptAdmission, username?: string): Promise<boolean> {
+      try {
+        return await lockIfFull(admission.userId, username);
+      } finally {
+        wake(admission.userId);
+      }
+    },
+
+    /**
+     * Gives the slot back without resetting the counter (a right password before the second factor, or a
+     * replayed code), and lifts a lock set while this attempt was in flight: that lock counted this slot.
+     */
+    async release(admission: AttemptAdmission): Promise<void> {
+      try {
+        await store.releaseAttempt(admission.userId, admission.liftLocksAfter);
+      } finally {
+        wake(admission.userId);
+      }
+    },
+
+    /** A completed login reset the counter in its own write ({@link AuthStore.completeLogin}): wake waiters. */
+    settled(admission: AttemptAdmission): void {
+      wake(admission.userId);
+    },
+  };
+}
+
+export type LoginAttempts = ReturnType<typeof createLoginAttempts>;
