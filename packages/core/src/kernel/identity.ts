@@ -1,3 +1,4 @@
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { z } from 'zod';
 
 // How the service names a user, in one place: user ids, and (below) usernames and email addresses. Every
@@ -31,3 +32,26 @@ export const UserIdParam = z
 
 /** A user id in a query filter (`userId`): a UUID in any letter case, passed on in its stored form. */
 export const UserIdQuery = z.uuid().transform((value) => value.toLowerCase());
+
+// ---------------------------------------------------------------------------------------------------------------
+// Email addresses
+
+/**
+ * An email address as it is stored: trimmed, in the letter case the user wrote (it is shown back to them and
+ * used to send MFA codes); `null` for none (SPEC "User": an empty value clears it).
+ * @example normaliseEmail('  Alice@Example.com ') // 'Alice@Example.com'
+ */
+export function normaliseEmail(raw: string | null | undefined): string | null {
+  const email = raw?.trim() ?? '';
+  return email === '' ? null : email;
+}
+
+/**
+ * SQL condition: `column` holds `email`, regardless of letter case (SPEC "User": unique across accounts). Both
+ * sides go through the database's `lower()`, the expression of the unique index on the user table
+ * (kernel/db/tables.ts), so a lookup finds exactly the addresses the index would call duplicates.
+ * @example orm.select().from(user).where(sameEmail(user.email, 'ALICE@example.com'))
+ */
+export function sameEmail(column: SQLWrapper, email: string): SQL {
+  return sql`lower(${column}) = lower(${email})`;
+}

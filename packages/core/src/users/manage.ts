@@ -1,6 +1,7 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
+import { normaliseEmail, sameEmail } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
 
@@ -68,7 +69,7 @@ export function createUserManager(deps: UserManagerDeps) {
   }
 
   async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
-    const same = sql`lower(${user.email}) = ${email.toLowerCase()}`;
+    const same = sameEmail(user.email, email);
     const [row] = await db.orm
       .select({ id: user.id })
       .from(user)
@@ -84,13 +85,14 @@ export function createUserManager(deps: UserManagerDeps) {
       if (await find(input.username)) {
         throw new UserManagementError('user_exists', `user '${input.username}' already exists`);
       }
-      if (input.email) await assertEmailFree(input.email);
+      const email = normaliseEmail(input.email);
+      if (email) await assertEmailFree(email);
       const passwordHash = await deps.hashPassword(input.password);
       const [row] = await db.orm
         .insert(user)
         .values({
           username: input.username,
-          email: input.email ?? null,
+          email,
           firstName: input.firstName ?? '',
           lastName: input.lastName ?? '',
           passwordHash,
@@ -108,9 +110,10 @@ export function createUserManager(deps: UserManagerDeps) {
       if (!current) throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
       const changes: Partial<typeof user.$inferInsert> = {};
       const changed: string[] = [];
-      if (input.email !== undefined && input.email !== current.email) {
-        if (input.email) await assertEmailFree(input.email, current.id);
-        changes.email = input.email;
+      const email = input.email === undefined ? undefined : normaliseEmail(input.email);
+      if (email !== undefined && email !== current.email) {
+        if (email) await assertEmailFree(email, current.id);
+        changes.email = email;
         // A verification belongs to the address that was verified.
         changes.emailVerifiedAt = null;
         changed.push('email');

@@ -3,7 +3,7 @@ import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
 import type { EventSink, TokenRevoker, UserChange } from '../kernel/ports.js';
-import { isCanonicalUuid } from '../kernel/identity.js';
+import { isCanonicalUuid, normaliseEmail } from '../kernel/identity.js';
 import { DEFAULT_USER_ORDER } from './constants.js';
 import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
 import {
@@ -83,7 +83,7 @@ export function createUserService(deps: UserServiceDeps) {
       }
       const changes: UserChanges = {};
       if (body.email !== undefined) {
-        const email = body.email === null || body.email.trim() === '' ? null : body.email.trim();
+        const email = normaliseEmail(body.email);
         if (email !== current.email) {
           if (email !== null && (await store.emailTaken(email, current.id))) {
             throw new SvcError('user.email_exists', { loc: ['body', 'email'] });

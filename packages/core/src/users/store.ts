@@ -1,6 +1,7 @@
 import { and, count, eq, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
+import { sameEmail } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
 
 type UserTable = CoreTables['user'];
@@ -125,12 +126,12 @@ export function createUserStore(db: Database, user: UserTable) {
       return { rows, total: Number(totalRow?.total ?? 0) };
     },
 
-    /** Whether another account holds `email` (compared case-insensitively). */
+    /** Whether another account holds `email` in any letter case (kernel/identity.ts). */
     async emailTaken(email: string, exceptId: string): Promise<boolean> {
       const [row] = await orm
         .select({ id: user.id })
         .from(user)
-        .where(and(sql`lower(${user.email}) = ${email.toLowerCase()}`, ne(user.id, exceptId)))
+        .where(and(sameEmail(user.email, email), ne(user.id, exceptId)))
         .limit(1);
       return row !== undefined;
     },

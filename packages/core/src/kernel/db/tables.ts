@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import * as pg from 'drizzle-orm/pg-core';
 import * as sq from 'drizzle-orm/sqlite-core';
 import { tableName, type Settings } from '../config/schema.js';
@@ -8,28 +9,41 @@ import { tableName, type Settings } from '../config/schema.js';
  * Each has a SQLite and a PostgreSQL variant side by side; code is typed against the SQLite variant
  * and the PostgreSQL one is shaped the same (same property names and value types).
  */
+/**
+ * SPEC "User": an email is unique across accounts, compared without regard to letter case (kernel/identity.ts:
+ * addresses are stored as written and matched by `lower()`). The unique index is on `lower(email)` so that the
+ * database holds the same rule as the checks, also for two registrations racing each other.
+ */
+function emailIndexName(name: (base: string) => string): string {
+  return `${name('user')}_email_lower_unique`;
+}
+
 export function sqliteCoreTables(settings: Settings) {
   const name = (base: string) => tableName(settings, base);
-  const user = sq.sqliteTable(name('user'), {
-    id: sq.text('id').primaryKey().$defaultFn(randomUUID),
-    username: sq.text('username', { length: 150 }).notNull().unique(),
-    email: sq.text('email', { length: 320 }).unique(),
-    firstName: sq.text('first_name', { length: 150 }).notNull().default(''),
-    lastName: sq.text('last_name', { length: 150 }).notNull().default(''),
-    passwordHash: sq.text('password_hash', { length: 255 }).notNull(),
-    isActive: sq.integer('is_active', { mode: 'boolean' }).notNull().default(true),
-    isStaff: sq.integer('is_staff', { mode: 'boolean' }).notNull().default(false),
-    isSuperuser: sq.integer('is_superuser', { mode: 'boolean' }).notNull().default(false),
-    emailVerifiedAt: sq.integer('email_verified_at', { mode: 'timestamp_ms' }),
-    lastLoginAt: sq.integer('last_login_at', { mode: 'timestamp_ms' }),
-    createdAt: sq
-      .integer('created_at', { mode: 'timestamp_ms' })
-      .notNull()
-      .$defaultFn(() => new Date()),
-    passwordChangedAt: sq.integer('password_changed_at', { mode: 'timestamp_ms' }),
-    failedLoginCount: sq.integer('failed_login_count').notNull().default(0),
-    lockedUntil: sq.integer('locked_until', { mode: 'timestamp_ms' }),
-  });
+  const user = sq.sqliteTable(
+    name('user'),
+    {
+      id: sq.text('id').primaryKey().$defaultFn(randomUUID),
+      username: sq.text('username', { length: 150 }).notNull().unique(),
+      email: sq.text('email', { length: 320 }),
+      firstName: sq.text('first_name', { length: 150 }).notNull().default(''),
+      lastName: sq.text('last_name', { length: 150 }).notNull().default(''),
+      passwordHash: sq.text('password_hash', { length: 255 }).notNull(),
+      isActive: sq.integer('is_active', { mode: 'boolean' }).notNull().default(true),
+      isStaff: sq.integer('is_staff', { mode: 'boolean' }).notNull().default(false),
+      isSuperuser: sq.integer('is_superuser', { mode: 'boolean' }).notNull().default(false),
+      emailVerifiedAt: sq.integer('email_verified_at', { mode: 'timestamp_ms' }),
+      lastLoginAt: sq.integer('last_login_at', { mode: 'timestamp_ms' }),
+      createdAt: sq
+        .integer('created_at', { mode: 'timestamp_ms' })
+        .notNull()
+        .$defaultFn(() => new Date()),
+      passwordChangedAt: sq.integer('password_changed_at', { mode: 'timestamp_ms' }),
+      failedLoginCount: sq.integer('failed_login_count').notNull().default(0),
+      lockedUntil: sq.integer('locked_until', { mode: 'timestamp_ms' }),
+    },
+    (t) => [sq.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`)],
+  );
   const group = sq.sqliteTable(name('group'), {
     id: sq.integer('id').primaryKey({ autoIncrement: true }),
     name: sq.text('name', { length: 150 }).notNull().unique(),
@@ -132,25 +146,29 @@ const ts = (col: string) => pg.timestamp(col, { withTimezone: true, mode: 'date'
 
 export function pgCoreTables(settings: Settings): CoreTables {
   const name = (base: string) => tableName(settings, base);
-  const user = pg.pgTable(name('user'), {
-    id: pg.uuid('id').primaryKey().$defaultFn(randomUUID),
-    username: pg.varchar('username', { length: 150 }).notNull().unique(),
-    email: pg.varchar('email', { length: 320 }).unique(),
-    firstName: pg.varchar('first_name', { length: 150 }).notNull().default(''),
-    lastName: pg.varchar('last_name', { length: 150 }).notNull().default(''),
-    passwordHash: pg.varchar('password_hash', { length: 255 }).notNull(),
-    isActive: pg.boolean('is_active').notNull().default(true),
-    isStaff: pg.boolean('is_staff').notNull().default(false),
-    isSuperuser: pg.boolean('is_superuser').notNull().default(false),
-    emailVerifiedAt: ts('email_verified_at'),
-    lastLoginAt: ts('last_login_at'),
-    createdAt: ts('created_at')
-      .notNull()
-      .$defaultFn(() => new Date()),
-    passwordChangedAt: ts('password_changed_at'),
-    failedLoginCount: pg.integer('failed_login_count').notNull().default(0),
-    lockedUntil: ts('locked_until'),
-  });
+  const user = pg.pgTable(
+    name('user'),
+    {
+      id: pg.uuid('id').primaryKey().$defaultFn(randomUUID),
+      username: pg.varchar('username', { length: 150 }).notNull().unique(),
+      email: pg.varchar('email', { length: 320 }),
+      firstName: pg.varchar('first_name', { length: 150 }).notNull().default(''),
+      lastName: pg.varchar('last_name', { length: 150 }).notNull().default(''),
+      passwordHash: pg.varchar('password_hash', { length: 255 }).notNull(),
+      isActive: pg.boolean('is_active').notNull().default(true),
+      isStaff: pg.boolean('is_staff').notNull().default(false),
+      isSuperuser: pg.boolean('is_superuser').notNull().default(false),
+      emailVerifiedAt: ts('email_verified_at'),
+      lastLoginAt: ts('last_login_at'),
+      createdAt: ts('created_at')
+        .notNull()
+        .$defaultFn(() => new Date()),
+      passwordChangedAt: ts('password_changed_at'),
+      failedLoginCount: pg.integer('failed_login_count').notNull().default(0),
+      lockedUntil: ts('locked_until'),
+    },
+    (t) => [pg.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`)],
+  );
   const group = pg.pgTable(name('group'), {
     id: pg.serial('id').primaryKey(),
     name: pg.varchar('name', { length: 150 }).notNull().unique(),
