@@ -5,11 +5,6 @@ import * as sq from 'drizzle-orm/sqlite-core';
 import { tableName, type Settings } from '../config/schema.js';
 
 /**
- * The shared core tables (user, group, permission, their links, refresh tokens, user settings).
- * Each has a SQLite and a PostgreSQL variant side by side; code is typed against the SQLite variant
- * and the PostgreSQL one is shaped the same (same property names and value types).
- */
-/**
  * SPEC "User": an email is unique across accounts, compared without regard to letter case (kernel/identity.ts:
  * addresses are stored as written and matched by `lower()`). The unique index is on `lower(email)` so that the
  * database holds the same rule as the checks, also for two registrations racing each other.
@@ -18,6 +13,11 @@ function emailIndexName(name: (base: string) => string): string {
   return `${name('user')}_email_lower_unique`;
 }
 
+/**
+ * The shared core tables (user, group, permission, their links, refresh tokens, user settings).
+ * Each has a SQLite and a PostgreSQL variant side by side; code is typed against the SQLite variant
+ * and the PostgreSQL one is shaped the same (same property names and value types).
+ */
 export function sqliteCoreTables(settings: Settings) {
   const name = (base: string) => tableName(settings, base);
   const user = sq.sqliteTable(
