@@ -27,6 +27,8 @@ function probeRouter() {
   probe.post('/notes/:noteId/archive', { logAs: 'archived {noteId} by {username} {unknown}' }, ok);
   probe.post('/refresh-token/:tag', {}, ok);
   probe.post('/secret/:tag', {}, ok);
+  probe.post('/guarded/:tag', { permissions: ['probe.write'] }, ok);
+  probe.post('/staff/:tag', { requireStaff: true }, ok);
   return probe;
 }
 
@@ -104,6 +106,22 @@ describeEachDatabase('Activity log recording', (database) => {
     expect(rows.map((r) => [r.path, r.statusCode])).toEqual([
       ['/api/probe/bad/status-1', 400],
       ['/api/no-such-route/status-1', 404],
+    ]);
+  });
+
+  it('records a write refused by the route guard (403) with the user of the valid token (rule 3)', async () => {
+    const refused = await alice.post('/api/probe/guarded/refused-1', {});
+    expect(refused.status).toBe(403);
+    expect((await alice.post('/api/probe/staff/refused-1', {})).status).toBe(403);
+    const rows = await entries('refused-1');
+    expect(rows.map((r) => [r.path, r.statusCode, r.userId, r.username])).toEqual([
+      ['/api/probe/guarded/refused-1', 403, alice.user.id, 'alice'],
+      ['/api/probe/staff/refused-1', 403, alice.user.id, 'alice'],
+    ]);
+    const sent = events.filter((e) => e.path.includes('refused-1'));
+    expect(sent.map((e) => [e.userId, e.username])).toEqual([
+      [alice.user.id, 'alice'],
+      [alice.user.id, 'alice'],
     ]);
   });
 

@@ -39,6 +39,11 @@ export interface GuardInput {
   localDirect: boolean;
   settings: Settings;
   ports: PortRegistry;
+  /**
+   * Told the caller as soon as it is known, before the authorization checks: a request refused with 403
+   * still has its user (SPEC "Activity log recording rules" 3: the user comes from the valid token).
+   */
+  onUser?(user: AuthUser): void;
 }
 
 /**
@@ -72,6 +77,7 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     // route gets them: a handler that needs them (GET /auth/user) does not query a second time.
     user = await authenticator.authenticate(token, { withPermissions: true });
   }
+  input.onUser?.(user);
   if (user.isSuperuser) return user;
   if (requirements.requireSuperuser) throw new SvcError('access.superuser_required');
   if (requirements.requireStaff && !user.isStaff) throw new SvcError('access.staff_required');

@@ -367,6 +367,7 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
       localDirect: isLocalDirect(req),
       settings,
       ports,
+      onUser: (known) => (res.locals.user = known),
     });
     res.locals.user = user;
     const params = opts.params ? validate(opts.params, { ...req.params }, 'path') : { ...req.params };
