@@ -1,13 +1,16 @@
 import yargs from 'yargs';
 import { commandsFor } from './commands/index.js';
 import { CliError } from './errors.js';
+import { firstLine } from './load-app.js';
+import { baseDirOfArgv, cliLine, useProjectDir } from './output.js';
 
 /**
  * Runs the `svc` program with `argv` and resolves to the exit code. Problems the user can fix are printed as
- * one line on stderr (never a stack trace).
+ * one line on stderr (never a stack trace), in the project's `log_format` (see output.ts).
  */
 export async function run(argv: string[]): Promise<number> {
   let exitCode = 0;
+  useProjectDir(baseDirOfArgv(argv));
   const parser = yargs(argv)
     .scriptName('svc')
     .usage('$0 <command> [options]')
@@ -36,15 +39,15 @@ export async function run(argv: string[]): Promise<number> {
     exitCode = typeof result.exitCode === 'number' ? result.exitCode : 0;
   } catch (error) {
     if (error instanceof CliError) {
-      process.stderr.write(`svc: ${error.message}\n`);
+      cliLine('error', error.message);
       return error.exitCode;
     }
     const name = (error as Error)?.name;
     if (name === 'ConfigError') {
-      process.stderr.write(`svc: ${(error as Error).message}\n`);
+      cliLine('error', (error as Error).message);
       return 1;
     }
-    process.stderr.write(`svc: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    cliLine('error', `unexpected error: ${firstLine(error)}`, error);
     return 1;
   }
   return exitCode;

@@ -321,6 +321,136 @@ describe('svc serve: startup problems', () => {
   );
 });
 
+/** SPEC "Startup rules" 5: the keys every JSON line carries. */
+const JSON_LINE_KEYS = ['time', 'level', 'logger', 'message', 'request_id'];
+
+/** Every line of `stderr` as a parsed object; a line that is not one JSON object with the keys fails the test. */
+function jsonLines(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      let record: unknown;
+      try {
+        record = JSON.parse(line);
+      } catch {
+        throw new Error(`a stderr line is not JSON: ${line}\nstderr:\n${stderr}`);
+      }
+      expect({ line, keys: Object.keys(record as object) }).toEqual({
+        line,
+        keys: expect.arrayContaining(JSON_LINE_KEYS),
+      });
+      return record as Record<string, unknown>;
+    });
+}
+
+describe("log_format=json: every stderr line is one JSON object, the CLI's own included", () => {
+  it(
+    "svc serve: the listening line, the request's lines and the shutdown are JSON records",
+    async () => {
+      const port = await freePort();
+      const cli = startCli(['serve', '--base-dir', makeProject(), '--port', String(port)], {
+        SVC_LOG_FORMAT: 'json',
+      });
+      // Scripts read the address from the listening line: it is still there, inside the record's message.
+      const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      expect(url).toBe(`http://127.0.0.1:${port}`);
+      expect((await get(port, '/api/demo/answer')).body.data).toEqual({ answer: 1 });
+      expect((await get(port, '/api/nowhere')).status).toBe(404);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+
+      const records = jsonLines(cli.stderr());
+      expect(records).toContainEqual(
+        expect.objectContaining({
+          level: 'INFO',
+          logger: 'svc.cli',
+          message: `listening on ${url} (docs: ${url}/docs)`,
+          request_id: '-',
+        }),
+      );
+      // The request's lines carry its id (SPEC "Startup rules" 5: `-` only outside a request).
+      expect(records.some((record) => record.request_id !== '-')).toBe(true);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'svc serve: a refused start is one JSON error record, also when another setting is the problem',
+    async () => {
+      const port = String(await freePort());
+      const noSecret = startCli(
+        ['serve', '--port', port, '--base-dir', makeProject({ '.env': 'SVC_LOG_FORMAT=json\n' })],
+        {},
+      );
+      const badLevel = startCli(
+        [
+          'serve',
+          '--port',
+          port,
+          '--base-dir',
+          makeProject({ 'svc.yaml': 'log_format: json\nlog_level: verbose\n' }),
+        ],
+        {},
+      );
+      const badOption = startCli(['serve', '--base-dir', makeProject(), '--log-level', 'loud'], {
+        SVC_LOG_FORMAT: 'json',
+      });
+      const cases: [CliProcess, number, RegExp][] = [
+        [noSecret, 1, /^secret_key is not set/],
+        [badLevel, 1, /^invalid setting 'log_level'/],
+        [badOption, 2, /^Invalid values: .*log-level/],
+      ];
+      for (const [cli, exitCode, message] of cases) {
+        expect((await cli.exited).code).toBe(exitCode);
+        const records = jsonLines(cli.stderr());
+        expect(records).toEqual([
+          expect.objectContaining({ level: 'ERROR', logger: 'svc.cli', request_id: '-' }),
+        ]);
+        expect(records[0]!.message).toMatch(message);
+      }
+    },
+    TEST_MS,
+  );
+
+  it(
+    "svc dev and svc serve --workers 2: the reload and the primary's lines are JSON records",
+    async () => {
+      const [devPort, workersPort] = await Promise.all([freePort(), freePort()]);
+      const dir = makeProject();
+      const dev = startCli(['dev', '--base-dir', dir, '--port', String(devPort)], { SVC_LOG_FORMAT: 'json' });
+      const workers = startCli(
+        ['serve', '--base-dir', makeProject(), '--port', String(workersPort), '--workers', '2'],
+        { SVC_LOG_FORMAT: 'json' },
+      );
+      await Promise.all([dev.waitFor(/listening on http/), workers.waitFor(/listening on http/)]);
+
+      writeFileSync(join(dir, 'answer.mjs'), 'export const answer = 2;\n');
+      await eventually(async () =>
+        (await get(devPort, '/api/demo/answer')).body.data.answer === 2 ? true : undefined,
+      );
+      expect((await get(workersPort, '/api/demo/answer')).status).toBe(200);
+      dev.child.kill('SIGTERM');
+      workers.child.kill('SIGTERM');
+      expect(await dev.exited).toEqual({ code: 0, signal: null });
+      expect(await workers.exited).toEqual({ code: 0, signal: null });
+
+      expect(jsonLines(dev.stderr())).toContainEqual(
+        expect.objectContaining({
+          level: 'INFO',
+          logger: 'svc.cli',
+          message: 'answer.mjs changed; restarting',
+        }),
+      );
+      const primary = jsonLines(workers.stderr()).filter((record) =>
+        String(record.message).startsWith('listening on'),
+      );
+      expect(primary).toEqual([expect.objectContaining({ level: 'INFO', logger: 'svc.cli' })]);
+    },
+    TEST_MS,
+  );
+});
+
 describe('svc serve --workers 2', () => {
   it(
     'serves from two processes, replaces a killed worker and stops all on SIGTERM',

@@ -5,6 +5,7 @@ import { basename, extname, join, relative, sep } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { resolveAppSpec } from '../load-app.js';
+import { cliLine } from '../output.js';
 import { resolveBaseDir } from '../project.js';
 import { cliEntryPath, serveArgvOf, trustProxyOf, withServerOptions, type ServerArgs } from './serve.js';
 
@@ -123,12 +124,12 @@ async function runDev(args: ServerArgs): Promise<number> {
       current.once('exit', (code, signal) => {
         if (!expectedExits.has(current) && !stopping) {
           const how = signal ? `signal ${signal}` : `code ${code}`;
-          process.stderr.write(`svc: the server stopped (${how}); waiting for a change to restart it\n`);
+          cliLine('error', `the server stopped (${how}); waiting for a change to restart it`);
         }
         resolvePromise();
       });
       current.once('error', (error) => {
-        process.stderr.write(`svc: cannot start the server: ${error.message}\n`);
+        cliLine('error', `cannot start the server: ${error.message}`);
         resolvePromise();
       });
     });
@@ -148,7 +149,7 @@ async function runDev(args: ServerArgs): Promise<number> {
   const restart = (path: string) => {
     queue = queue.then(async () => {
       if (stopping) return;
-      process.stderr.write(`svc: ${relative(baseDir, path) || path} changed; restarting\n`);
+      cliLine('info', `${relative(baseDir, path) || path} changed; restarting`);
       await stopChild();
       if (!stopping) startChild();
     });

@@ -16,6 +16,7 @@ import { eq } from 'drizzle-orm';
 import type { CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { APP_MODULE_EXTENSIONS, DEFAULT_APP_SPEC } from '../load-app.js';
+import { cliLine } from '../output.js';
 import { STARTER_MAIN_TS, starterPackageJson, starterSvcYaml } from '../templates/project.js';
 import {
   loadProjectApp,
@@ -199,8 +200,9 @@ function scaffoldProject(baseDir: string, app: string, authDatabaseUrl: string):
       notEsm = false; // not JSON: npm reports that better than we could
     }
     if (notEsm) {
-      process.stderr.write(
-        'svc: warning: package.json has no "type": "module", and main.ts is an ES module: run `npm pkg set type=module` before `svc serve` (svc init does not edit package.json)\n',
+      cliLine(
+        'warning',
+        'package.json has no "type": "module", and main.ts is an ES module: run `npm pkg set type=module` before `svc serve` (svc init does not edit package.json)',
       );
     }
   }

@@ -27,6 +27,7 @@ import {
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { loadAppIfPresent } from '../load-app.js';
+import { cliLine } from '../output.js';
 
 /** Imports the project's app when its module exists (commands read its module list and settings). */
 export function loadProjectApp(baseDir: string, spec?: string): Promise<App | undefined> {
@@ -348,8 +349,9 @@ const checkCommand: CommandModule<CommonArgs, CommonArgs & { exitCode?: number }
         out(`${context.target}: the schema matches the head revision ${result.head?.id ?? '(none)'}`);
         return;
       }
-      process.stderr.write(
-        `svc: ${context.target}: the schema differs from the head revision ${result.head?.id ?? '(none: no revisions yet)'} (${result.statements.length} statement${result.statements.length === 1 ? '' : 's'}); run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\`\n`,
+      cliLine(
+        'error',
+        `${context.target}: the schema differs from the head revision ${result.head?.id ?? '(none: no revisions yet)'} (${result.statements.length} statement${result.statements.length === 1 ? '' : 's'}); run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\``,
       );
       argv.exitCode = 1;
     }),

@@ -7,6 +7,7 @@ import { warnIfBehind } from '@svc/migrations';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { DEFAULT_APP_SPEC, firstLine, loadApp, resolveAppSpec } from '../load-app.js';
+import { cliLine, useLogFormat, type LogFormat } from '../output.js';
 import { loadProjectSettings, resolveBaseDir } from '../project.js';
 
 /** `--log-level` values (SPEC "Command-line interface", `svc serve`). */
@@ -132,15 +133,19 @@ export function cliEntryPath(): string {
   return fileURLToPath(new URL(`../bin${extname(own)}`, import.meta.url));
 }
 
-/** The line printed once the server accepts connections. */
-function listeningLine(url: string, docsEnabled: boolean): string {
-  return docsEnabled ? `svc: listening on ${url} (docs: ${url}/docs)` : `svc: listening on ${url}`;
+/**
+ * What the CLI says once the server accepts connections: `svc: listening on <url> …` as text, the message of
+ * one JSON record with `log_format=json` (see output.ts). Scripts and tests read the address from it.
+ */
+function listeningMessage(url: string, docsEnabled: boolean): string {
+  return docsEnabled ? `listening on ${url} (docs: ${url}/docs)` : `listening on ${url}`;
 }
 
 interface StartedServer {
   app: App;
   url: string;
   docsEnabled: boolean;
+  logFormat: LogFormat;
 }
 
 /**
@@ -164,12 +169,15 @@ async function startServer(args: ServerArgs): Promise<StartedServer> {
     }
     throw new CliError(`cannot start the app: ${firstLine(error)}`);
   }
+  // SPEC "Startup rules" 5: the CLI's own lines take the format the app logs in (its settings may come from
+  // createApp({ settings }) as well as from the environment, .env and svc.yaml).
+  useLogFormat(runtime.settings.log_format);
   // SPEC "Versioning" 4: an upgrade of the core must never silently leave the database behind. With
   // several workers the first one says it.
   if (!cluster.isWorker || cluster.worker?.id === 1) await warnIfBehind(runtime, baseDir);
   try {
     const { url } = await app.listen({ trustProxy });
-    return { app, url, docsEnabled: runtime.settings.docs_enabled };
+    return { app, url, docsEnabled: runtime.settings.docs_enabled, logFormat: runtime.settings.log_format };
   } catch (error) {
     await app.close().catch(() => undefined);
     const where = `${runtime.settings.host}:${runtime.settings.port}`;
@@ -198,7 +206,7 @@ function closeOnSignal(app: App): Promise<number> {
       app.close().then(
         () => resolvePromise(0),
         (error: unknown) => {
-          process.stderr.write(`svc: shutdown failed: ${firstLine(error)}\n`);
+          cliLine('error', `shutdown failed: ${firstLine(error)}`);
           resolvePromise(1);
         },
       );
@@ -216,7 +224,7 @@ function exitSoon(code: number): void {
 /** One process: start, print the listening line, run until SIGTERM/SIGINT. */
 async function serveSingle(args: ServerArgs): Promise<number> {
   const started = await startServer(args);
-  process.stderr.write(`${listeningLine(started.url, started.docsEnabled)}\n`);
+  cliLine('info', listeningMessage(started.url, started.docsEnabled));
   const code = await closeOnSignal(started.app);
   exitSoon(code);
   return code;
@@ -224,7 +232,8 @@ async function serveSingle(args: ServerArgs): Promise<number> {
 
 /** Messages a cluster worker sends its primary. */
 type WorkerMessage =
-  { svc: 'listening'; url: string; docsEnabled: boolean } | { svc: 'failed'; message: string };
+  | { svc: 'listening'; url: string; docsEnabled: boolean; logFormat: LogFormat }
+  | { svc: 'failed'; message: string };
 
 function sendToPrimary(message: WorkerMessage): Promise<void> {
   return new Promise((resolvePromise) => {
@@ -244,7 +253,12 @@ async function serveWorker(args: ServerArgs): Promise<number> {
     await sendToPrimary({ svc: 'failed', message });
     process.exit(1);
   }
-  await sendToPrimary({ svc: 'listening', url: started.url, docsEnabled: started.docsEnabled });
+  await sendToPrimary({
+    svc: 'listening',
+    url: started.url,
+    docsEnabled: started.docsEnabled,
+    logFormat: started.logFormat,
+  });
   // The primary gone (killed without a chance to stop us) means nobody would ever send SIGTERM.
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   const code = await closeOnSignal(started.app);
@@ -258,7 +272,10 @@ async function serveWorker(args: ServerArgs): Promise<number> {
 async function servePrimary(args: ServeArgs, workers: number): Promise<number> {
   const baseDir = resolveBaseDir(args.baseDir);
   // Refuse a bad configuration or a missing app module once, here, rather than once per worker.
-  loadProjectSettings({ baseDir, overrides: settingsOverridesOf(args) });
+  const settings = loadProjectSettings({ baseDir, overrides: settingsOverridesOf(args) });
+  // The primary runs no app: its lines follow the project's settings until a worker reports the format its
+  // app logs in (SPEC "Startup rules" 5).
+  useLogFormat(settings.log_format);
   resolveAppSpec(baseDir, args.app);
   trustProxyOf(args, process.env);
 
@@ -285,9 +302,10 @@ async function servePrimary(args: ServeArgs, workers: number): Promise<number> {
       if (message?.svc === 'failed') failures.set(worker.id, message.message);
       if (message?.svc !== 'listening') return;
       ready.add(worker.id);
+      useLogFormat(message.logFormat);
       if (!announced && ready.size >= workers) {
         announced = true;
-        process.stderr.write(`${listeningLine(message.url, message.docsEnabled)}\n`);
+        cliLine('info', listeningMessage(message.url, message.docsEnabled));
       }
     });
   };
@@ -303,12 +321,13 @@ async function servePrimary(args: ServeArgs, workers: number): Promise<number> {
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (!announced && !wasReady) {
       // A worker that cannot start now will not start on a retry: stop, with the reason on one line.
-      process.stderr.write(`svc: ${failure ?? `a worker exited during startup (${how})`}\n`);
+      cliLine('error', failure ?? `a worker exited during startup (${how})`);
       stopAll(1);
       return;
     }
-    process.stderr.write(
-      `svc: worker ${worker.process.pid} ${failure ? `failed to start: ${failure}` : `died (${how})`}; starting a new one\n`,
+    cliLine(
+      'error',
+      `worker ${worker.process.pid} ${failure ? `failed to start: ${failure}` : `died (${how})`}; starting a new one`,
     );
     if (wasReady) fork();
     else setTimeout(() => !stopping && fork(), WORKER_RESTART_BACKOFF_MS).unref();
