@@ -292,6 +292,15 @@ export function createApp(options: AppOptions = {}): App {
       const startUdp = listenOptions.udpListeners ?? (!cluster.isWorker || cluster.worker?.id === 1);
       if (startUdp) udpSockets = await startUdpListeners(options.udpListeners ?? [], rt.log);
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      // SPEC "Command-line interface" (`--proxy-headers`, `--forwarded-allow-ips`): say which peers may set the
+      // client address, since it keys auth_rate_limit and the logs (docs/deployment.md "Behind a proxy").
+      const trusted = listenOptions.trustProxy ?? 'loopback';
+      if (trusted !== false && (!cluster.isWorker || cluster.worker?.id === 1)) {
+        rt.log.info(
+          `proxy headers (X-Forwarded-For, X-Forwarded-Proto) are trusted from: ${describeTrust(trusted)}; ` +
+            'a valid IP address in X-Forwarded-For from these peers is the client address',
+        );
+      }
       return {
         server,
         host: address.address,
@@ -409,4 +418,11 @@ export async function createAuthSchema(db: Database, tables: Record<string, unkn
       if (code !== '42710' && code !== '42P07') throw error;
     }
   }
+}
+
+/** The `trust proxy` value as a reader would say it. */
+function describeTrust(value: unknown): string {
+  if (value === true) return 'every peer';
+  if (Array.isArray(value)) return value.join(', ');
+  return String(value);
 }

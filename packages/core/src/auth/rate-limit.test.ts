@@ -59,3 +59,33 @@ describeEachDatabase('Per-address rate limit', (database) => {
     });
   });
 });
+
+// SPEC "Limits": the rate limit is per client address. X-Forwarded-For from a trusted proxy (loopback by
+// default, SPEC "Command-line interface" --forwarded-allow-ips) names it, but only a valid IP address does:
+// anything else falls back to the peer's address, so a forged header is no way around the limit.
+describeEachDatabase('Client address of the rate limit', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { auth_rate_limit: 3, auth_rate_window_seconds: 30 } });
+  });
+  afterAll(() => app.close());
+  const loginFrom = (forwardedFor: string) =>
+    app.post('/api/auth/token', undefined, {
+      form: { username: 'nobody', password: 'wrong-password' },
+      headers: { 'X-Forwarded-For': forwardedFor },
+    });
+
+  it('an X-Forwarded-For that is not an IP address counts on the peer address', async () => {
+    const forged = ['not-an-ip', 'evil.example.com', 'x'.repeat(4000), '999.1.1.1'];
+    const statuses: number[] = [];
+    for (const value of forged) statuses.push((await loginFrom(value)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  it('valid addresses from a trusted proxy are counted apart, one client each', async () => {
+    for (const ip of ['203.0.113.1', '203.0.113.2', '2001:db8::1']) {
+      for (let i = 0; i < 3; i += 1) expect((await loginFrom(ip)).status).toBe(401);
+      expect((await loginFrom(ip)).status).toBe(429);
+    }
+  });
+});

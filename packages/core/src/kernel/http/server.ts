@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
+import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Settings } from '../config/schema.js';
@@ -386,7 +387,7 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
       settings: options.handlerSettings,
       log: handlerLog,
       requestId: res.locals.requestId as string,
-      clientIp: req.ip ?? req.socket.remoteAddress ?? '',
+      clientIp: clientAddress(req),
       headers: req.headers as Record<string, string | undefined>,
       path: req.path,
       method: compiled.method,
@@ -411,4 +412,14 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
   }
 
   return { app, routes };
+}
+
+/**
+ * The client address (SPEC "Limits": per-address rate limit): Express's `req.ip`, which takes X-Forwarded-For
+ * from trusted proxies, only when it is a valid IP address; anything else a header can carry (a name, 4 KB of
+ * text) falls back to the peer's address, so a forged header cannot become an arbitrary rate-limit key.
+ */
+export function clientAddress(req: { ip?: string; socket: { remoteAddress?: string } }): string {
+  const ip = req.ip;
+  return ip && isIP(ip) !== 0 ? ip : (req.socket.remoteAddress ?? '');
 }
