@@ -350,6 +350,40 @@ describeEachDatabase('event stream', (database) => {
       });
     });
 
+    it('a permission removed or granted through the API changes the permission audience of open sockets at once', async () => {
+      const perm = await adminClient.post('/api/admin/permissions/permissions', {
+        codename: 'reports.audit',
+      });
+      const permId = (perm.body.data ?? perm.body).id;
+      const losing = await app.createUser({ username: 'losing' });
+      const gaining = await app.createUser({ username: 'gaining' });
+      await adminClient.put(`/api/admin/permissions/users/${losing.id}/permissions`, {
+        permissionIds: [permId],
+      });
+      const losingSocket = await connect(await app.loginAs(losing));
+      const gainingSocket = await connect(await app.loginAs(gaining));
+      await Promise.all([losingSocket, gainingSocket].map((s) => s.waitFor(is('snapshot'))));
+      await adminClient.put(`/api/admin/permissions/users/${losing.id}/permissions`, { permissionIds: [] });
+      await adminClient.put(`/api/admin/permissions/users/${gaining.id}/permissions`, {
+        permissionIds: [permId],
+      });
+      await losingSocket.waitFor(is('user_permissions_changed'));
+      await gainingSocket.waitFor(is('user_permissions_changed'));
+      await adminClient.post('/api/project/emit', {
+        type: 'audit.for_holders',
+        data: {},
+        audience: { kind: 'permission', codename: 'reports.audit' },
+      });
+      await adminClient.post('/api/project/emit', {
+        type: 'audit.marker',
+        data: {},
+        audience: { kind: 'all' },
+      });
+      await Promise.all([losingSocket, gainingSocket].map((s) => s.waitFor(is('audit.marker'))));
+      expect(losingSocket.frames.filter(is('audit.for_holders'))).toHaveLength(0);
+      expect(gainingSocket.frames.filter(is('audit.for_holders'))).toHaveLength(1);
+    });
+
     it('delivers one broadcast to each of 1,000 connected sockets', async () => {
       const crowd = await app.loginAs(await app.createUser({ username: 'crowd' }));
       const url = eventsUrl(app.url, { token: crowd.accessToken });

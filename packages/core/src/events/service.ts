@@ -54,19 +54,25 @@ export function createEventService(
     deps.bus.publish({ kind: 'event', target: resolved, frame });
   }
 
+  function userChanged(userId: string, change: UserChange): void {
+    // SPEC "WebSocket connection": close at once here, and in the other processes through the bus (closing
+    // twice is a no-op when this process receives its own message back).
+    deps.sockets.userChanged(userId, change);
+    if (deps.bus.shared) deps.bus.publish({ kind: 'user', userId, change });
+  }
+
   return {
     emit(type, data) {
       publish(type, data as Record<string, unknown>, coreTarget(type, data));
+      // The permission audience of the user's open sockets follows the change (here and on other processes).
+      if (type === 'user_permissions_changed') {
+        userChanged((data as CoreEvents['user_permissions_changed']).userId, 'permissions_changed');
+      }
     },
     emitCustom(type, data, audience) {
       publish(type, data, audienceTarget(audience));
     },
-    userChanged(userId: string, change: UserChange) {
-      // SPEC "WebSocket connection": close at once here, and in the other processes through the bus (closing
-      // twice is a no-op when this process receives its own message back).
-      deps.sockets.userChanged(userId, change);
-      if (deps.bus.shared) deps.bus.publish({ kind: 'user', userId, change });
-    },
+    userChanged,
     /** A message from the bus: deliver an event, or apply another process's user change. */
     receive(message) {
       if (message.kind === 'event') deps.sockets.deliver(message.target, message.frame);

@@ -69,7 +69,7 @@ const SHUTDOWN_TERMINATE_MS = 2_000;
 // SPEC "Frame format": a missing activity table is warned about once per process, not per connection.
 let warnedMissingActivityTable = false;
 
-const CHANGE_CLOSE_CODES: Record<UserChange, number> = {
+const CHANGE_CLOSE_CODES: Record<Exclude<UserChange, 'permissions_changed'>, number> = {
   deleted: CLOSE_CODES.unauthorized,
   deactivated: CLOSE_CODES.unauthorized,
   password_changed: CLOSE_CODES.unauthorized,
@@ -166,7 +166,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
     // Registered before the slow reads below so that a user change or an event in between is not missed.
     register(conn);
     ws.on('close', () => unregister(conn));
-    conn.permissions = await permissionsOf(user);
+    conn.permissions = await permissionsOf(user.id);
     const snapshot = await snapshotOf(conn);
     if (conn.closed) return;
     send(conn, JSON.stringify({ type: 'snapshot', data: snapshot }));
@@ -178,11 +178,11 @@ export function createEventSockets(deps: EventSocketsDeps) {
     conn.timer.unref();
   }
 
-  async function permissionsOf(user: SocketUser): Promise<ReadonlySet<string>> {
+  async function permissionsOf(userId: string): Promise<ReadonlySet<string>> {
     const resolver = deps.permissions();
     if (!resolver) return new Set();
     try {
-      return new Set(await resolver.effectivePermissions(user.id));
+      return new Set(await resolver.effectivePermissions(userId));
     } catch (error) {
       log.error('event socket: permissions could not be read; permission audiences will skip it', {
         exc: error,
@@ -207,6 +207,12 @@ export function createEventSockets(deps: EventSocketsDeps) {
     return entries;
   }
 
+  /** Re-reads the effective permissions of an open socket's user (permission audiences). */
+  async function refreshPermissions(conn: Connection): Promise<void> {
+    const permissions = await permissionsOf(conn.userId);
+    if (!conn.closed) conn.permissions = permissions;
+  }
+
   /** SPEC "Connection rules" 3: re-read the user, ping, close 4401/4403 on a change; a failing check keeps it. */
   async function recheck(conn: Connection): Promise<void> {
     if (conn.closed || conn.checking) return;
@@ -218,6 +224,8 @@ export function createEventSockets(deps: EventSocketsDeps) {
         return close(conn, CLOSE_CODES.unauthorized);
       }
       if (user.isSuperuser !== conn.isSuperuser) return close(conn, CLOSE_CODES.forbidden);
+      // Permission changes made outside the API reach the audience here, within one interval.
+      if (!conn.isSuperuser) await refreshPermissions(conn);
     } catch (error) {
       log.error('event socket user check failed; the connection stays open', {
         exc: error,
@@ -308,9 +316,18 @@ export function createEventSockets(deps: EventSocketsDeps) {
       }
     },
 
-    /** SPEC "WebSocket connection": closes the user's sockets at once (4401, or 4403 for superuser status). */
+    /**
+     * SPEC "WebSocket connection": closes the user's sockets at once (4401, or 4403 for superuser status); a
+     * change of the user's permissions re-reads the permission audience of their open sockets instead, so a
+     * removed permission stops reaching them at once.
+     */
     userChanged(userId: string, change: UserChange): void {
-      for (const conn of [...(byUser.get(userId) ?? [])]) close(conn, CHANGE_CLOSE_CODES[change]);
+      const conns = [...(byUser.get(userId) ?? [])];
+      if (change === 'permissions_changed') {
+        for (const conn of conns) void refreshPermissions(conn);
+        return;
+      }
+      for (const conn of conns) close(conn, CHANGE_CLOSE_CODES[change]);
     },
 
     /** Open, authenticated sockets. */

@@ -66,8 +66,12 @@ export type Audience =
   | { kind: 'users'; userIds: string[] }
   | { kind: 'permission'; codename: string };
 
-/** A user-level change that open event sockets must act on (SPEC "WebSocket connection"). */
-export type UserChange = 'deleted' | 'deactivated' | 'password_changed' | 'superuser_changed';
+/**
+ * A user-level change that open event sockets must act on (SPEC "WebSocket connection"):
+ * `permissions_changed` re-reads the permission audience of the user's sockets, the others close them.
+ */
+export type UserChange =
+  'deleted' | 'deactivated' | 'password_changed' | 'superuser_changed' | 'permissions_changed';
 
 /** Event delivery (implemented by `events`; a no-op when events are off). */
 export interface EventSink {
