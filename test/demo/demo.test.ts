@@ -100,7 +100,12 @@ describe('the demo project (examples/demo)', () => {
           const docs = await fetch(`${url}/docs/`);
           expect(docs.status).toBe(200);
         } finally {
-          server.kill('SIGTERM');
+          // Wait for the graceful stop: a server still running past the test keeps jest from exiting.
+          if (server.exitCode === null && server.signalCode === null) {
+            const stopped = new Promise((resolve) => server.once('exit', resolve));
+            server.kill('SIGTERM');
+            await stopped;
+          }
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });
