@@ -20,6 +20,16 @@ export { createPortRegistry, type Ports, type PortRegistry } from './kernel/port
 export { ERROR_CODES } from './kernel/errors/codes.js';
 export { catalogs } from './kernel/i18n/index.js';
 export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
+export {
+  checkUsername,
+  describeUsernameProblem,
+  normaliseEmail,
+  normaliseUsername,
+  usernameLookupKeys,
+  USERNAME_MAX_LENGTH,
+  USERNAME_MIN_LENGTH,
+  type UsernameCheck,
+} from './kernel/identity.js';
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
 export { hashPassword, verifyPassword } from './auth/passwords.js';

@@ -1,7 +1,13 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { normaliseEmail, sameEmail } from '../kernel/identity.js';
+import {
+  checkUsername,
+  describeUsernameProblem,
+  normaliseEmail,
+  sameEmail,
+  usernameLookupKeys,
+} from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
 
@@ -32,7 +38,8 @@ export interface UserUpdateInput {
 export class UserManagementError extends Error {
   override name = 'UserManagementError';
   constructor(
-    readonly reason: 'user_exists' | 'user_not_found' | 'email_exists' | 'last_superuser',
+    readonly reason:
+      'user_exists' | 'user_not_found' | 'email_exists' | 'last_superuser' | 'username_invalid',
     message: string,
   ) {
     super(message);
@@ -63,9 +70,16 @@ export function createUserManager(deps: UserManagerDeps) {
   const { db, tables } = deps;
   const { user, refreshToken } = tables;
 
+  /** The user a name given on the command line means, looked up like a login name (kernel/identity.ts). */
   async function find(username: string): Promise<StoredUser | undefined> {
-    const [row] = await db.orm.select().from(user).where(eq(user.username, username)).limit(1);
-    return row;
+    const keys = usernameLookupKeys(username);
+    if (keys.length === 0) return undefined;
+    const rows = await db.orm.select().from(user).where(inArray(user.username, keys));
+    for (const key of keys) {
+      const row = rows.find((r) => r.username === key);
+      if (row) return row;
+    }
+    return undefined;
   }
 
   async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
@@ -81,9 +95,13 @@ export function createUserManager(deps: UserManagerDeps) {
   return {
     find,
 
+    /** Creates a user under the normal form of `input.username`, refused unless it follows the username rule. */
     async create(input: NewUserInput): Promise<StoredUser> {
+      const check = checkUsername(input.username);
+      if (check.problem) throw new UserManagementError('username_invalid', describeUsernameProblem(check));
+      const username = check.username;
       if (await find(input.username)) {
-        throw new UserManagementError('user_exists', `user '${input.username}' already exists`);
+        throw new UserManagementError('user_exists', `user '${username}' already exists`);
       }
       const email = normaliseEmail(input.email);
       if (email) await assertEmailFree(email);
@@ -91,7 +109,7 @@ export function createUserManager(deps: UserManagerDeps) {
       const [row] = await db.orm
         .insert(user)
         .values({
-          username: input.username,
+          username,
           email,
           firstName: input.firstName ?? '',
           lastName: input.lastName ?? '',
@@ -152,11 +170,13 @@ export function createUserManager(deps: UserManagerDeps) {
 
     /** Deletes the user; groups, permissions, settings, MFA data and refresh records go through the FK cascades. */
     async remove(username: string): Promise<void> {
-      const rows = await db.transaction(async (tx) => {
-        const [row] = await tx.select({ id: user.id }).from(user).where(eq(user.username, username));
-        if (row && (await isLastActiveSuperuser(tx, db.dialect, user, row.id))) throw lastSuperuser(username);
-        return tx.delete(user).where(eq(user.username, username)).returning({ id: user.id });
-      });
+      const found = await find(username);
+      const rows = found
+        ? await db.transaction(async (tx) => {
+            if (await isLastActiveSuperuser(tx, db.dialect, user, found.id)) throw lastSuperuser(username);
+            return tx.delete(user).where(eq(user.id, found.id)).returning({ id: user.id });
+          })
+        : [];
       if (rows.length === 0)
         throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
     },

@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   'user.settings_category_invalid': { status: 422, loc: ['path', 'category'] },
   'user.settings_key_invalid': { status: 422, loc: ['path', 'key'] },
   'user.settings_value_invalid': { status: 422, loc: ['body', 'value'] },
+  'user.username_invalid': { status: 422, loc: ['body', 'username'] }, // params.reason, min_length, max_length
   'request.validation_error': { status: 422, loc: ['body'] },
   // 429
   'auth.too_many_attempts': { status: 429, loc: ['body'] },

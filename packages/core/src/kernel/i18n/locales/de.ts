@@ -51,6 +51,8 @@ export const de: Record<string, string> = {
   'user.settings_category_invalid': 'Unbekannter Einstellungsbereich.',
   'user.settings_key_invalid': 'Unbekannte Einstellung.',
   'user.settings_value_invalid': 'Dieser Wert wird nicht akzeptiert.',
+  'user.username_invalid':
+    'Der Benutzername muss {min_length} bis {max_length} sichtbare Zeichen einer einzigen Schrift haben.',
   'request.validation_error': 'Ungültiger Wert.',
   'auth.too_many_attempts': 'Zu viele Fehlversuche; versuchen Sie es später erneut.',
   'mfa.too_many_attempts': 'Zu viele falsche Codes; bitte melden Sie sich erneut an.',

@@ -49,6 +49,8 @@ export const en: Record<string, string> = {
   'user.settings_category_invalid': 'Unknown settings section.',
   'user.settings_key_invalid': 'Unknown setting.',
   'user.settings_value_invalid': 'This value is not accepted.',
+  'user.username_invalid':
+    'The username must have {min_length} to {max_length} visible characters, written in one script.',
   'request.validation_error': 'Invalid value.',
   'auth.too_many_attempts': 'Too many failed attempts; try again later.',
   'mfa.too_many_attempts': 'Too many wrong codes; please log in again.',
