@@ -50,6 +50,11 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     constraint: '1 to 500',
   },
   db_pool_timeout: { meaning: 'Seconds to wait for a connection before failing', constraint: 'min 1' },
+  db_statement_timeout_seconds: {
+    meaning:
+      'Bound of every statement the server runs, seconds: past it the request answers 503 `db.unavailable` and the readiness probe 503. PostgreSQL: `statement_timeout` of each connection, and the client stops waiting 1 s later (a network that swallows packets). File database: caps the wait for the write lock (`busy_timeout`, at most 5 s). Not applied to migrations and `svc audit purge`',
+    constraint: '1 to 86400',
+  },
   dbdebug: { meaning: 'Log SQL statements (may log sensitive parameters)' },
   debug: {
     meaning:

@@ -51,6 +51,7 @@ export const SettingsSchema = z
     db_pool_recycle: int(-1).default(1800),
     db_pool_size: int(1, 500).default(5),
     db_pool_timeout: int(1).default(30),
+    db_statement_timeout_seconds: int(1, 86400).default(10),
     dbdebug: bool.default(false),
     debug: bool.default(false),
     default_locale: str.default('en').refine((v) => /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(v), {

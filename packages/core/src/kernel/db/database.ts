@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql, type SQL } from 'drizzle-orm';
@@ -6,8 +6,9 @@ import { drizzle as drizzleSqlite, type BetterSQLite3Database } from 'drizzle-or
 import { drizzle as drizzlePg } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Settings } from '../config/schema.js';
+import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
-import { withStatementCache } from './statement-cache.js';
+import { withStatementCache, type StatementHooks } from './statement-cache.js';
 import type { Dialect } from './tables.js';
 
 /**
@@ -32,7 +33,11 @@ export interface Database {
    * queries of `tx` (no hashing or network inside), so nothing else interleaves.
    */
   transaction<T>(fn: (tx: Orm) => Promise<T>): Promise<T>;
-  /** `SELECT 1` within `timeoutMs`; false when the database does not answer. */
+  /**
+   * `SELECT 1` within `timeoutMs`, with no fault of the database itself lately: false when the database does
+   * not answer, when a statement ran out of time or storage failed in the last {@link FAULT_MEMORY_MS}, and
+   * while a file database's files refuse writes.
+   */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
   /** The native client (better-sqlite3 Database or postgres Sql) for dialect-specific work. */
@@ -45,6 +50,31 @@ export interface OpenDatabaseOptions {
   log: Logger;
   /** Directory relative file URLs resolve against. @default process.cwd() */
   baseDir?: string;
+  /**
+   * The server's connections: every statement bounded by `db_statement_timeout_seconds`, and the files of a
+   * file database watched for writes the file system refuses. Maintenance commands (migrations,
+   * `svc audit purge`) leave it off: a migration or a purge of a large table may run longer.
+   * @default false
+   */
+  server?: boolean;
+}
+
+/**
+ * How long a fault of the database itself (a statement past its bound, storage that refuses work) keeps
+ * {@link Database.ping} false, ms. A `SELECT 1` answers while the user table is locked or the `-wal` file
+ * refuses writes; for that long after requests failed so, the readiness probe says not ready.
+ */
+export const FAULT_MEMORY_MS = 10_000;
+
+/** Remembers when a statement last failed for a fault of the database itself. */
+function createFaultMemory() {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  return {
+    note(error: unknown): void {
+      if (databaseFaultOf(error) !== undefined) lastAt = performance.now();
+    },
+    recent: () => performance.now() - lastAt < FAULT_MEMORY_MS,
+  };
 }
 
 export function dialectOf(url: string): Dialect {
@@ -83,6 +113,92 @@ function drizzleLogger(log: Logger) {
   return { logQuery: (query: string, params: unknown[]) => log.debug(`SQL ${query}`, { params }) };
 }
 
+/**
+ * Ceiling of SQLite's `busy_timeout`, ms: how long a writer waits for another connection's write lock.
+ * better-sqlite3 waits synchronously, and the whole process with it, so the server's bound
+ * (`db_statement_timeout_seconds`) only lowers it. A statement itself runs on a local file and cannot be
+ * interrupted; its length is the query's, not the database's.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+/** How often the server checks that the files of a file database still take writes, ms. */
+export const SQLITE_STORAGE_CHECK_MS = 1_000;
+
+/** Size of one region of SQLite's wal-index (`-shm`), which every connection maps into memory. */
+const SHM_REGION_BYTES = 32_768;
+
+/** A file of the database that refuses writes to its open descriptors, and why. */
+interface StorageProblem {
+  file: string;
+  reason: string;
+  /** The `-shm` file: SQLite stores into its mapping even to read, so every statement would be fatal. */
+  shm: boolean;
+}
+
+/**
+ * Watches the files of a WAL-mode database. SQLite maps `<db>-shm` into the memory of every process that uses
+ * the database and stores into that mapping on every read and write; a store the kernel refuses (the file made
+ * immutable, its file system remounted read-only, the file truncated under the mapping) is SIGBUS, which ends
+ * the process before any JavaScript can run or log. The only defence in the process is not to call SQLite while
+ * the mapping would fault: this check runs every {@link SQLITE_STORAGE_CHECK_MS}, and statements are refused
+ * (503 `db.unavailable`) while it sees such a fault; a statement in the interval before it looks still crashes.
+ * `EPERM` (immutable or append-only attribute) and `EROFS` refuse writes to files already open; `EACCES`
+ * (permission bits) only refuses new opens, so it is logged and nothing else.
+ */
+function watchSqliteStorage(path: string, log: Logger) {
+  let problem: StorageProblem | undefined;
+  let shmMapped = 0;
+  const warned = new Set<string>();
+  const find = (): StorageProblem | undefined => {
+    for (const file of [`${path}-shm`, `${path}-wal`, path]) {
+      try {
+        accessSync(file, fsConstants.W_OK);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? String(error);
+        if (code === 'ENOENT') continue;
+        if (code === 'EPERM' || code === 'EROFS') return { file, reason: code, shm: file === `${path}-shm` };
+        if (!warned.has(file)) {
+          warned.add(file);
+          log.warn(`file database ${file} is not writable (${code}): other processes cannot open it`);
+        }
+      }
+    }
+    // While this connection has the wal-index mapped SQLite never shrinks it: shorter means cut under us.
+    let size = -1;
+    try {
+      size = statSync(`${path}-shm`).size;
+    } catch {
+      // absent: nothing is mapped yet
+    }
+    if (size >= SHM_REGION_BYTES) shmMapped = Math.max(shmMapped, size);
+    else if (shmMapped > 0 && size >= 0) {
+      return { file: `${path}-shm`, reason: `truncated to ${size} bytes`, shm: true };
+    }
+    return undefined;
+  };
+  const check = () => {
+    const found = find();
+    if (found && (found.file !== problem?.file || found.reason !== problem.reason)) {
+      log.error(
+        `file database ${found.file} refuses writes (${found.reason}): answering 503 db.unavailable to ${
+          found.shm ? 'every statement (SQLite would crash the process with SIGBUS)' : 'writes'
+        } until it takes them again`,
+      );
+    } else if (!found && problem) {
+      log.warn(`file database ${problem.file} takes writes again`);
+    }
+    problem = found;
+  };
+  const timer = setInterval(check, SQLITE_STORAGE_CHECK_MS);
+  timer.unref();
+  return {
+    get problem() {
+      return problem;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** SPEC "Startup rules" 4 and issue #12: WAL, explicit synchronous, busy_timeout, foreign keys on. */
 function openSqlite(options: OpenDatabaseOptions): Database {
   const path = sqlitePath(options.url, options.baseDir);
@@ -90,10 +206,36 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   const client = new BetterSqlite3(path);
   client.pragma('journal_mode = WAL');
   client.pragma(`synchronous = ${options.settings.sqlite_synchronous}`);
-  client.pragma('busy_timeout = 5000');
+  const busyMs = options.server
+    ? Math.min(SQLITE_BUSY_TIMEOUT_MS, options.settings.db_statement_timeout_seconds * 1000)
+    : SQLITE_BUSY_TIMEOUT_MS;
+  client.pragma(`busy_timeout = ${busyMs}`);
   client.pragma('foreign_keys = ON');
+  const faults = createFaultMemory();
+  const storage = options.server && path !== ':memory:' ? watchSqliteStorage(path, options.log) : undefined;
+  const hooks: StatementHooks = {
+    before() {
+      const problem = storage?.problem;
+      if (problem?.shm) {
+        throw Object.assign(new Error(`${problem.file} refuses writes (${problem.reason})`), {
+          code: SHM_UNWRITABLE_CODE,
+        });
+      }
+    },
+    failed: faults.note,
+  };
+  /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
+  const guarded = (statement: string) => {
+    hooks.before();
+    try {
+      client.exec(statement);
+    } catch (error) {
+      hooks.failed(error);
+      throw error;
+    }
+  };
   const orm = drizzleSqlite({
-    client: withStatementCache(client),
+    client: withStatementCache(client, undefined, hooks),
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
   }) as unknown as Orm;
   const mutex = new Mutex();
@@ -107,17 +249,17 @@ function openSqlite(options: OpenDatabaseOptions): Database {
     orm,
     native: client,
     async exec(statement) {
-      client.exec(statement);
+      guarded(statement);
     },
     async all<T>(query: SQL) {
       return orm.all(query) as T[];
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
       return mutex.run(async () => {
-        client.exec('BEGIN IMMEDIATE');
+        guarded('BEGIN IMMEDIATE');
         try {
           const result = await fn(orm);
-          client.exec('COMMIT');
+          guarded('COMMIT');
           return result;
         } catch (error) {
           if (client.inTransaction) client.exec('ROLLBACK');
@@ -126,7 +268,9 @@ function openSqlite(options: OpenDatabaseOptions): Database {
       });
     },
     async ping() {
+      if (storage?.problem || faults.recent()) return false;
       try {
+        // Evaluated without reading the file: safe even when the wal-index mapping would fault.
         client.prepare('SELECT 1').get();
         return true;
       } catch {
@@ -134,6 +278,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
       }
     },
     async close() {
+      storage?.stop();
       if (client.open) client.close();
     },
   };
@@ -154,8 +299,116 @@ export function pgReconnectDelay(failures: number): number {
   return (0.5 + Math.random() / 2) * Math.min(3 ** failures / 100, PG_RECONNECT_MAX_DELAY_SECONDS);
 }
 
+/**
+ * Time the client gives a PostgreSQL statement past the server's `statement_timeout` before it stops waiting,
+ * ms. The server answers a statement over its bound itself (57014 query_canceled); no answer by then means a
+ * network path that swallows packets, a server that accepts connections and never answers, or a statement
+ * still queued for a connection behind blocked ones.
+ */
+export const PG_NO_ANSWER_MARGIN_MS = 1_000;
+
+type PgSql = ReturnType<typeof postgres>;
+
+/** The parts of a postgres-js query the client-side bound uses. */
+interface PgQuery extends Promise<unknown> {
+  /** Set when the query is handed to a connection; null while it waits for one. */
+  state: unknown;
+  cancel(): unknown;
+  reject(error: unknown): void;
+}
+
+function noAnswerError(ms: number): Error {
+  return Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: NO_ANSWER_CODE });
+}
+
+/** Drops a query that still waits for a connection (postgres-js rejects it at once); a sent one is left be. */
+function dropIfWaiting(query: PgQuery): void {
+  if (query.state === null) void Promise.resolve(query.cancel()).catch(() => undefined);
+}
+
+/**
+ * The postgres-js client drizzle uses, with a client-side bound on every statement: without an answer within
+ * `boundMs` the statement fails with {@link NO_ANSWER_CODE} (503 `db.unavailable`). A statement still waiting
+ * for a connection leaves the queue; one already sent is left to the server's `statement_timeout`, because a
+ * cancel request over a path that swallows packets may arrive late and stop another statement of that
+ * connection. The connection of an unanswered statement stays busy until its answer or its socket's end.
+ * A transaction is given up when BEGIN is not answered within `boundMs`, or {@link PG_NO_ANSWER_MARGIN_MS}
+ * after one of its statements went unanswered (its ROLLBACK would wait as long); if it starts later it rolls
+ * back at once, so no work of an answered request is done behind its back.
+ */
+function boundStatements(
+  sql: PgSql,
+  boundMs: number,
+  noteFault: (error: unknown) => void,
+  onNoAnswer?: (error: Error) => void,
+): PgSql {
+  const watch = (query: PgQuery): PgQuery => {
+    const timer = setTimeout(() => {
+      const error = noAnswerError(boundMs);
+      query.reject(error);
+      dropIfWaiting(query);
+      onNoAnswer?.(error);
+    }, boundMs);
+    query.then(
+      () => clearTimeout(timer),
+      (error: unknown) => {
+        clearTimeout(timer);
+        noteFault(error);
+      },
+    );
+    return query;
+  };
+
+  const begin = (args: unknown[]) => {
+    const fn = args.pop() as (tx: PgSql) => unknown;
+    let gaveUp: Error | undefined;
+    let giveUp!: (error: Error) => void;
+    const abandoned = new Promise<never>((_, reject) => {
+      giveUp = (error) => {
+        gaveUp ??= error;
+        noteFault(error);
+        reject(error);
+      };
+    });
+    abandoned.catch(() => undefined);
+    let timer = setTimeout(() => giveUp(noAnswerError(boundMs)), boundMs);
+    const run = (sql.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: PgSql) => {
+      clearTimeout(timer);
+      if (gaveUp) throw gaveUp; // the request has had its answer: roll back
+      return fn(
+        boundStatements(tx, boundMs, noteFault, (error) => {
+          clearTimeout(timer);
+          timer = setTimeout(() => giveUp(error), PG_NO_ANSWER_MARGIN_MS);
+        }),
+      );
+    });
+    run.catch(() => undefined);
+    return Promise.race([run, abandoned]).finally(() => clearTimeout(timer));
+  };
+
+  return new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (...args: unknown[]) =>
+          watch((target.unsafe as (...a: unknown[]) => unknown)(...args) as PgQuery);
+      }
+      if (property === 'begin') return (...args: unknown[]) => begin(args);
+      if (property === 'savepoint') {
+        // Inside a transaction: its statements report to the transaction's bound.
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: PgSql) => unknown;
+          const savepoint = (target as unknown as { savepoint(...a: unknown[]): Promise<unknown> }).savepoint;
+          return savepoint(...args, (tx: PgSql) => fn(boundStatements(tx, boundMs, noteFault, onNoAnswer)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 function openPostgres(options: OpenDatabaseOptions): Database {
   const s = options.settings;
+  const statementTimeoutMs = s.db_statement_timeout_seconds * 1000;
   const client = postgres(options.url, {
     max: s.db_pool_size + s.db_max_overflow,
     idle_timeout: 60,
@@ -164,8 +417,17 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     backoff: pgReconnectDelay,
     onnotice: () => undefined,
     prepare: true,
+    // The server stops a statement past the bound itself (lock waits included) and answers 57014; the
+    // connection stays usable and goes back to the pool.
+    ...(options.server ? { connection: { statement_timeout: statementTimeoutMs } } : {}),
   });
-  const orm = drizzlePg({ client, logger: s.dbdebug ? drizzleLogger(options.log) : false }) as unknown as Orm;
+  const faults = createFaultMemory();
+  const orm = drizzlePg({
+    client: options.server
+      ? boundStatements(client, statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS, faults.note)
+      : client,
+    logger: s.dbdebug ? drizzleLogger(options.log) : false,
+  }) as unknown as Orm;
   const pgOrm = orm as unknown as { transaction<T>(fn: (tx: unknown) => Promise<T>): Promise<T> };
   const name = (() => {
     try {
@@ -191,16 +453,21 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       return pgOrm.transaction((tx) => fn(tx as Orm));
     },
     async ping(timeoutMs) {
+      if (faults.recent()) return false;
       let timer: NodeJS.Timeout | undefined;
       try {
+        const query = client`SELECT 1` as unknown as PgQuery;
+        const answered = query.then(
+          () => true as const,
+          () => false as const,
+        );
         const timeout = new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), timeoutMs);
+          timer = setTimeout(() => {
+            dropIfWaiting(query); // a probe nobody waits for any more does not run later
+            resolve(false);
+          }, timeoutMs);
         });
-        const query = client`SELECT 1`.then(() => true as const);
-        query.catch(() => undefined);
-        return await Promise.race([query, timeout]);
-      } catch {
-        return false;
+        return await Promise.race([answered, timeout]);
       } finally {
         clearTimeout(timer);
       }

@@ -6,27 +6,89 @@ export const STATEMENT_CACHE_SIZE = 500;
 
 type Statement = BetterSqlite3.Statement<unknown[], unknown>;
 
+/** What the database does around every statement drizzle runs. */
+export interface StatementHooks {
+  /** Called before the statement runs; throws to refuse it (storage that would crash the process). */
+  before(): void;
+  /** Called with the error of a statement that failed, before it is rethrown. */
+  failed(error: unknown): void;
+}
+
+const NO_HOOKS: StatementHooks = { before: () => undefined, failed: () => undefined };
+
+/** The rows of a statement in raw mode (drizzle maps them itself). */
+class RawStatement {
+  constructor(
+    private readonly native: Statement,
+    private readonly hooks: StatementHooks,
+  ) {}
+
+  all(...params: unknown[]): unknown[] {
+    this.hooks.before();
+    try {
+      return this.native.raw(true).all(...params);
+    } catch (error) {
+      this.hooks.failed(error);
+      throw error;
+    }
+  }
+  get(...params: unknown[]): unknown {
+    this.hooks.before();
+    try {
+      return this.native.raw(true).get(...params);
+    } catch (error) {
+      this.hooks.failed(error);
+      throw error;
+    }
+  }
+}
+
 /**
  * A compiled statement as drizzle sees it. drizzle calls `raw()` before the reads it maps itself and
  * `all()` / `get()` / `run()` otherwise; `raw()` is a mode of the native statement, so a plain read switches
  * it back first (the same SQL text can come from a mapped and an unmapped query).
  */
 class CachedStatement {
-  constructor(readonly native: Statement) {}
+  private readonly rawStatement: RawStatement;
 
-  raw(): Statement {
-    return this.native.raw(true);
+  constructor(
+    readonly native: Statement,
+    private readonly hooks: StatementHooks,
+  ) {
+    this.rawStatement = new RawStatement(native, hooks);
+  }
+
+  raw(): RawStatement {
+    return this.rawStatement;
   }
   all(...params: unknown[]): unknown[] {
-    if (this.native.reader) this.native.raw(false);
-    return this.native.all(...params);
+    this.hooks.before();
+    try {
+      if (this.native.reader) this.native.raw(false);
+      return this.native.all(...params);
+    } catch (error) {
+      this.hooks.failed(error);
+      throw error;
+    }
   }
   get(...params: unknown[]): unknown {
-    if (this.native.reader) this.native.raw(false);
-    return this.native.get(...params);
+    this.hooks.before();
+    try {
+      if (this.native.reader) this.native.raw(false);
+      return this.native.get(...params);
+    } catch (error) {
+      this.hooks.failed(error);
+      throw error;
+    }
   }
   run(...params: unknown[]): BetterSqlite3.RunResult {
-    return this.native.run(...params);
+    this.hooks.before();
+    try {
+      return this.native.run(...params);
+    } catch (error) {
+      this.hooks.failed(error);
+      throw error;
+    }
   }
 }
 
@@ -40,13 +102,22 @@ class CachedStatement {
 export function withStatementCache(
   client: BetterSqlite3.Database,
   size = STATEMENT_CACHE_SIZE,
+  hooks: StatementHooks = NO_HOOKS,
 ): BetterSqlite3.Database {
   const statements = new LRUCache<string, CachedStatement>({ max: size });
   const cached = Object.create(client) as { prepare(sql: string): CachedStatement };
   cached.prepare = (sql: string) => {
     const hit = statements.get(sql);
     if (hit && !hit.native.busy) return hit;
-    const statement = new CachedStatement(client.prepare(sql));
+    hooks.before();
+    let native: Statement;
+    try {
+      native = client.prepare(sql);
+    } catch (error) {
+      hooks.failed(error);
+      throw error;
+    }
+    const statement = new CachedStatement(native, hooks);
     if (!hit) statements.set(sql, statement);
     return statement;
   };

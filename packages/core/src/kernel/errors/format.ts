@@ -27,6 +27,26 @@ function errorItem(error: SvcError, t: Translate): ErrorItem {
 }
 
 const SQLITE_UNIQUE = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+
+/**
+ * Code of the error a PostgreSQL statement gets when the client stopped waiting for its answer
+ * (`db_statement_timeout_seconds` and a margin passed without a word from the server).
+ */
+export const NO_ANSWER_CODE = 'DB_NO_ANSWER';
+/** Code of the error a file-database statement gets while its shared-memory file cannot be written. */
+export const SHM_UNWRITABLE_CODE = 'DB_SHM_UNWRITABLE';
+
+/**
+ * Faults of the database itself that a `SELECT 1` does not show: a statement that ran out of time
+ * (`57014` query_canceled: statement_timeout or a cancel) or got no answer, and storage that refuses work
+ * (every extended code of SQLite's I/O error, read-only, full, corrupt and not-a-database results).
+ */
+const FAULT_CODES = new Set(['57014', NO_ANSWER_CODE, SHM_UNWRITABLE_CODE, 'SQLITE_FULL', 'SQLITE_NOTADB']);
+const SQLITE_FAULT_PREFIXES = ['SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CORRUPT'];
+
+function isFaultCode(code: string): boolean {
+  return FAULT_CODES.has(code) || SQLITE_FAULT_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`));
+}
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -39,13 +59,27 @@ const CONNECTION_CODES = new Set([
   'CONNECT_TIMEOUT',
   '57P01', // admin_shutdown
   '57P03', // cannot_connect_now
+  '55P03', // lock_not_available: lock_timeout or NOWAIT
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
 ]);
 
+/** The driver code of `error` or of one of its causes that says the database itself failed, if any. */
+export function databaseFaultOf(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let current = error; current && typeof current === 'object' && !seen.has(current);) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && isFaultCode(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /**
  * Maps database driver errors to stable codes: duplicates → 409 `db.conflict`, dangling references → 400
- * `db.invalid_value`, an unreachable database → 503 `db.unavailable`. Anything else: undefined.
+ * `db.invalid_value`, an unreachable database, a statement past its bound and storage that fails → 503
+ * `db.unavailable` (SPEC "Errors": the client can only try again later). Anything else: undefined.
  */
 export function mapDatabaseError(error: unknown): SvcError | undefined {
   const seen = new Set<unknown>();
@@ -57,7 +91,8 @@ export function mapDatabaseError(error: unknown): SvcError | undefined {
       if (code === '23505' || SQLITE_UNIQUE.has(code)) return new SvcError('db.conflict', { cause: error });
       if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY')
         return new SvcError('db.invalid_value', { cause: error });
-      if (CONNECTION_CODES.has(code)) return new SvcError('db.unavailable', { cause: error });
+      if (CONNECTION_CODES.has(code) || isFaultCode(code))
+        return new SvcError('db.unavailable', { cause: error });
     }
     current = (current as { cause?: unknown }).cause;
   }
