@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { createAuthSchema } from '../../app/create-app.js';
 import { buildAuthSchema } from '../../app/auth-schema.js';
 import { SettingsSchema } from '../config/schema.js';
-import { mapDatabaseError } from '../errors/format.js';
+import { mapDatabaseError, NO_ANSWER_CODE } from '../errors/format.js';
 import { createLogger } from '../log/logger.js';
 import { describeEachDatabase } from '../../testing/each.js';
 import { openDatabase, sqlitePath, type Database } from './database.js';
@@ -145,10 +145,52 @@ describe('SQLite connection settings (issue #12)', () => {
     await file.drop();
   });
 
+  it("lowers the server's busy_timeout to db_statement_timeout_seconds, never above 5 s", async () => {
+    const { createSqliteDatabase } = await import('../../testing/each.js');
+    const file = createSqliteDatabase();
+    for (const [seconds, expected] of [
+      [2, 2000],
+      [10, 5000],
+    ] as const) {
+      const settings = SettingsSchema.parse({ db_statement_timeout_seconds: seconds });
+      const server = openDatabase({ url: file.url, settings, log, server: true });
+      const maintenance = openDatabase({ url: file.url, settings, log });
+      expect((server.native as BetterSqlite3.Database).pragma('busy_timeout', { simple: true })).toBe(
+        expected,
+      );
+      expect((maintenance.native as BetterSqlite3.Database).pragma('busy_timeout', { simple: true })).toBe(
+        5000,
+      );
+      await server.close();
+      await maintenance.close();
+    }
+    await file.drop();
+  });
+
   it('resolves file URLs relative to the project directory', () => {
     expect(sqlitePath('file:./auth.db', '/srv/app')).toBe('/srv/app/auth.db');
     expect(sqlitePath('file:auth.db', '/srv/app')).toBe('/srv/app/auth.db');
     expect(sqlitePath('file:///var/db/auth.db', '/srv/app')).toBe('/var/db/auth.db');
     expect(sqlitePath('file:/var/db/auth.db?mode=rwc', '/srv/app')).toBe('/var/db/auth.db');
+  });
+});
+
+// SPEC "Errors": a database the request cannot use answers 503 db.unavailable, whatever the driver says.
+describe('database faults', () => {
+  it.each([
+    ['57014', 'PostgreSQL statement_timeout or cancel'],
+    ['55P03', 'PostgreSQL lock_timeout or NOWAIT'],
+    [NO_ANSWER_CODE, 'no answer within the client-side bound'],
+    ['SQLITE_IOERR_WRITE', 'a write the file system refused'],
+    ['SQLITE_IOERR_SHMSIZE', 'the shared-memory file could not grow'],
+    ['SQLITE_READONLY', 'a read-only file'],
+    ['SQLITE_READONLY_DBMOVED', 'a file moved under the connection'],
+    ['SQLITE_FULL', 'a full disk'],
+    ['SQLITE_CORRUPT', 'a damaged file'],
+    ['SQLITE_NOTADB', 'a file that is not a database'],
+  ])('maps %s (%s) to db.unavailable, also as a cause', (code) => {
+    const error = Object.assign(new Error('driver error'), { code });
+    expect(mapDatabaseError(error)?.code).toBe('db.unavailable');
+    expect(mapDatabaseError(new Error('wrapped', { cause: error }))?.code).toBe('db.unavailable');
   });
 });
