@@ -149,19 +149,34 @@ function watchSqliteStorage(path: string, log: Logger) {
   let problem: StorageProblem | undefined;
   let shmMapped = 0;
   const warned = new Set<string>();
-  const find = (): StorageProblem | undefined => {
-    for (const file of [`${path}-shm`, `${path}-wal`, path]) {
-      try {
-        accessSync(file, fsConstants.W_OK);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? String(error);
-        if (code === 'ENOENT') continue;
-        if (code === 'EPERM' || code === 'EROFS') return { file, reason: code, shm: file === `${path}-shm` };
-        if (!warned.has(file)) {
-          warned.add(file);
-          log.warn(`file database ${file} is not writable (${code}): other processes cannot open it`);
-        }
+  /** Why `file` refuses writes to open descriptors (EPERM, EROFS); other refusals are logged once. */
+  const refusal = (file: string): string | undefined => {
+    try {
+      accessSync(file, fsConstants.W_OK);
+      warned.delete(file);
+      return undefined;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      if (code === 'EPERM' || code === 'EROFS') return code;
+      if (code !== 'ENOENT' && !warned.has(file)) {
+        warned.add(file);
+        log.warn(`file database ${file} is not writable (${code}): other processes cannot open it`);
       }
+      return undefined;
+    }
+  };
+  const find = (): StorageProblem | undefined => {
+    for (const file of [`${path}-shm`, `${path}-wal`]) {
+      const reason = refusal(file);
+      if (reason) return { file, reason, shm: file === `${path}-shm` };
+    }
+    // The main file only takes checkpoints: requests go on, the -wal file grows until it takes them again.
+    const main = refusal(path);
+    if (main && !warned.has(path)) {
+      warned.add(path);
+      log.error(
+        `file database ${path} refuses writes (${main}): checkpoints fail and ${path}-wal keeps growing`,
+      );
     }
     // While this connection has the wal-index mapped SQLite never shrinks it: shorter means cut under us.
     let size = -1;
