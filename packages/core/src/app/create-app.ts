@@ -370,21 +370,23 @@ export function createApp(options: AppOptions = {}): App {
 }
 
 /**
- * Graceful stop. For a short window the server keeps answering, with `Connection: close`, so a client that
- * reuses an idle keep-alive socket gets an answer instead of a reset. Then it stops listening, lets every
- * connection end by itself (each answer closes its connection; idle ones end at the keep-alive timeout) and
- * cuts what is left after a grace period. `http.Server#close` is not used when draining: since Node 19 it
- * also destroys every connection without a request in progress, including one just accepted whose request
- * has not been read yet, which the client sees as a reset.
+ * Graceful stop. It stops accepting first: a new connection is refused (ECONNREFUSED), which a client knows
+ * never carried its request, instead of sitting in the accept backlog and being reset when the listener
+ * closes (a reset after the request was sent leaves the client unable to tell whether a write happened).
+ * The connections already accepted keep being served for a short window, every answer with
+ * `Connection: close`, so a client that reuses an idle keep-alive socket gets an answer instead of a reset;
+ * then what is still idle is closed, and requests in progress get a grace period before everything left is
+ * cut. `http.Server#close` is not used when draining: since Node 19 it also destroys every connection
+ * without a request in progress, including one just accepted whose request has not been read yet.
  */
 async function stopServer(server: Server, drainWindowMs: number): Promise<void> {
-  const deadline = Date.now() + drainWindowMs;
-  while (Date.now() < deadline && (await openConnections(server)) > 0) await sleep(25);
   const closed = new Promise<void>((resolvePromise) => {
     if (drainWindowMs > 0) NetServer.prototype.close.call(server, () => resolvePromise());
     else server.close(() => resolvePromise());
   });
-  if (drainWindowMs === 0) server.closeIdleConnections();
+  const deadline = Date.now() + drainWindowMs;
+  while (Date.now() < deadline && (await openConnections(server)) > 0) await sleep(25);
+  server.closeIdleConnections();
   const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
   timer.unref();
   await closed;

@@ -1,0 +1,140 @@
+// SIGTERM with keep-alive clients: `svc serve` (the real program) under continuous POSTs from 20 keep-alive
+// connections, SIGTERM mid-run. A graceful stop must never reset a request a client sent on a connection
+// the server had accepted: such a reset leaves the client unable to tell whether the write happened.
+// A refused connection (ECONNREFUSED: the server stopped accepting) is clean; the request never left.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CLI_DIR, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
+
+const CONNECTIONS = 20;
+const LOAD_BEFORE_SIGTERM_MS = 1_500;
+const TEST_MS = 180_000;
+
+const MAIN_MJS = `
+import { appendFileSync } from 'node:fs';
+import { createApp, defineRouter } from '@svc/core';
+const demo = defineRouter({ prefix: '/demo', name: 'demo' });
+demo.post('/write', { public: true, status: 201 }, async (ctx) => {
+  appendFileSync(new URL('./received.log', import.meta.url), ctx.requestId + '\\n');
+  await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
+  return { written: true };
+});
+export const app = createApp({ routers: [demo] });
+`;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+type Outcome = { kind: 'answered' | 'refused' | 'reset' | 'failed'; requestId: string; detail?: string };
+
+let counter = 0;
+function post(agent: Agent, port: number): Promise<Outcome> {
+  const requestId = `ka-${++counter}`;
+  return new Promise((settle) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/demo/write',
+        method: 'POST',
+        agent,
+        headers: { 'content-length': '0', 'x-request-id': requestId },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('error', (e) => settle({ kind: 'failed', requestId, detail: e.message }));
+        res.on('end', () =>
+          settle({ kind: res.statusCode === 201 ? 'answered' : 'failed', requestId, detail: text }),
+        );
+      },
+    );
+    req.setTimeout(15_000, () => req.destroy(new Error('timed out')));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      settle({
+        kind: error.code === 'ECONNREFUSED' ? 'refused' : error.code === 'ECONNRESET' ? 'reset' : 'failed',
+        requestId,
+        detail: `${error.code ?? ''} ${error.message}`,
+      }),
+    );
+    req.end();
+  });
+}
+
+describe('SIGTERM with keep-alive clients', () => {
+  const dir = join(CLI_DIR, '.tmp-test', `drain-${randomBytes(6).toString('hex')}`);
+  let child: ReturnType<typeof spawnCli> | undefined;
+  afterAll(() => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'resets no request of 20 keep-alive connections: each is answered or its connection refused, and it exits 0',
+    async () => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'main.mjs'), MAIN_MJS);
+      writeFileSync(
+        join(dir, '.env'),
+        [
+          `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
+          `SVC_AUTH_DATABASE_URL=file:${join(dir, 'auth.db')}`,
+          'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
+          '',
+        ].join('\n'),
+      );
+      const port = await freePort();
+      const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
+      child = serve;
+      serve.stdin.end();
+      serve.stdout.resume();
+      let stderr = '';
+      serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
+      for (let i = 0; i < 900 && !/listening/.test(stderr); i += 1) await sleep(100);
+      expect(stderr).toMatch(/listening/);
+
+      const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+      const outcomes: Outcome[] = [];
+      let stop = false;
+      const clients = Array.from({ length: CONNECTIONS }, async () => {
+        while (!stop) {
+          const outcome = await post(agent, port);
+          outcomes.push(outcome);
+          if (outcome.kind !== 'answered') return;
+        }
+      });
+      await sleep(LOAD_BEFORE_SIGTERM_MS);
+      serve.kill('SIGTERM');
+      const code = await exited;
+      stop = true;
+      await Promise.all(clients);
+      agent.destroy();
+
+      const count = (kind: Outcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
+      const figures = {
+        tried: outcomes.length,
+        answered: count('answered'),
+        refused: count('refused'),
+        reset: count('reset'),
+        failed: count('failed'),
+      };
+      process.stderr.write(`SIGTERM with keep-alive clients: ${JSON.stringify(figures)}\n`);
+      expect(outcomes.filter((o) => o.kind === 'reset' || o.kind === 'failed')).toEqual([]);
+      const received = readFileSync(join(dir, 'received.log'), 'utf8').split('\n').filter(Boolean);
+      const answered = new Set(outcomes.filter((o) => o.kind === 'answered').map((o) => o.requestId));
+      expect(received.filter((id) => !answered.has(id))).toEqual([]);
+      expect(code).toBe(0);
+    },
+    TEST_MS,
+  );
+});
