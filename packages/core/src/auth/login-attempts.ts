@@ -78,31 +78,47 @@ export function createLoginAttempts(deps: {
      */
     async admit(userId: string, username?: string): Promise<AttemptAdmission> {
       const deadline = Date.now() + LOGIN_ADMISSION_WAIT_MS;
+      // Only the time asleep waiting for others' attempts: the queries are the same for every attempt.
+      let waitedMs = 0;
+      const result = (admission: Omit<AttemptAdmission, 'waitedMs'>): AttemptAdmission => ({
+        ...admission,
+        waitedMs,
+      });
       for (;;) {
         const at = now();
         if (await store.reserveAttempt(userId, settings.login_max_attempts, at)) {
-          return {
+          return result({
             userId,
             admitted: true,
             liftLocksAfter: new Date(at.getTime() + lockoutMs),
             lockedUntil: null,
-          };
+          });
         }
         const row = await store.userById(userId);
-        if (!row) return { userId, admitted: false, liftLocksAfter: at, lockedUntil: null };
+        if (!row) return result({ userId, admitted: false, liftLocksAfter: at, lockedUntil: null });
         const lockedUntil =
           row.lockedUntil && row.lockedUntil.getTime() > at.getTime() ? row.lockedUntil : null;
-        const provisional =
-          lockedUntil !== null && lockedUntil.getTime() - lockoutMs + PROVISIONAL_LOCK_MS > at.getTime();
-        if (lockedUntil && !provisional) return { userId, admitted: false, liftLocksAfter: at, lockedUntil };
+        // Set (at lockedUntil - lockout) within the last PROVISIONAL_LOCK_MS; a lock that ends later than the
+        // lockout could have set (an administrator's, or a changed setting) is never provisional.
+        const setAgo = lockedUntil ? at.getTime() - (lockedUntil.getTime() - lockoutMs) : Infinity;
+        const provisional = setAgo >= 0 && setAgo < PROVISIONAL_LOCK_MS;
+        if (lockedUntil && !provisional)
+          return result({ userId, admitted: false, liftLocksAfter: at, lockedUntil });
         if (Date.now() >= deadline) {
           // Still full after the wait: slots taken by attempts that never settled (a process killed while
           // verifying). They were counted before their check, so they count as failures: lock.
           if (!lockedUntil) await lockIfFull(userId, username);
           const after = await store.userById(userId);
-          return { userId, admitted: false, liftLocksAfter: at, lockedUntil: after?.lockedUntil ?? null };
+          return result({
+            userId,
+            admitted: false,
+            liftLocksAfter: at,
+            lockedUntil: after?.lockedUntil ?? null,
+          });
         }
+        const asleep = Date.now();
         await waitForSettle(userId);
+        waitedMs += Date.now() - asleep;
       }
     },
 

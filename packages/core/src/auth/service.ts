@@ -249,8 +249,10 @@ export async function createAuthService(deps: AuthServiceDeps) {
     async login(input: { username: string; password: string; ip: string }): Promise<LoginResult> {
       await rateLimit(input.ip, 'login');
       const startedAt = failureTiming.start();
+      // Time spent waiting for a slot (others' attempts in flight) is not part of the uniform failure time.
+      let waitedMs = 0;
       const fail = async () => {
-        await failureTiming.settle(startedAt);
+        await failureTiming.settle(startedAt + waitedMs);
         return invalidCredentials();
       };
       const username = input.username.trim().toLowerCase();
@@ -264,6 +266,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw await fail();
       }
       const { result, admission } = await attemptPassword(row, input.password);
+      waitedMs = admission.waitedMs;
       if (result !== 'ok') throw await fail();
       let passwordHash = row.passwordHash;
       try {

@@ -104,6 +104,8 @@ export interface AttemptAdmission {
   /** A lock ending after this was set while the check was in flight (it counted this slot). */
   liftLocksAfter: Date;
   lockedUntil: Date | null;
+  /** Time spent waiting for a slot (kept out of the uniform failure timing: it depends on other requests). */
+  waitedMs: number;
 }
 
 /** What proves that a login's password is still the one the login verified (SPEC "Authentication" 8). */
