@@ -2,6 +2,7 @@ import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
+import { assertValidUsername, normaliseEmail, usernameLookupKeys } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type {
   AttemptAdmission,
@@ -255,8 +256,13 @@ export async function createAuthService(deps: AuthServiceDeps) {
         await failureTiming.settle(startedAt + waitedMs);
         return invalidCredentials();
       };
-      const username = input.username.trim().toLowerCase();
-      const row = username ? await store.userByUsername(username) : undefined;
+      // SPEC "User": the name as written (names stored before the username rule), then its normal form
+      // (docs/users-and-tokens.md "Usernames").
+      let row: UserRow | undefined;
+      for (const key of usernameLookupKeys(input.username)) {
+        row = await store.userByUsername(key);
+        if (row) break;
+      }
       if (!row) {
         await verifyPassword(dummyHash, input.password);
         throw await fail();
@@ -366,9 +372,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (!settings.registration_enabled) throw new SvcError('auth.registration_disabled');
       await rateLimit(input.ip, 'register');
       policy(input.password, 'password');
-      const username = input.username.trim().toLowerCase();
+      const username = assertValidUsername(input.username);
       if (await store.userByUsername(username)) throw new SvcError('auth.username_taken');
-      const email = input.email?.trim() || null;
+      const email = normaliseEmail(input.email);
       if (email && (await store.userByEmail(email))) {
         throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'] });
       }
@@ -409,7 +415,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (input.firstName !== undefined) changes.firstName = input.firstName;
       if (input.lastName !== undefined) changes.lastName = input.lastName;
       if (input.email !== undefined) {
-        const email = input.email?.trim() || null;
+        const email = normaliseEmail(input.email);
         if (email !== (row.email ?? null)) {
           // The email receives MFA codes: changing it needs the current password, counted on the lock.
           if (!input.currentPassword) throw new SvcError('auth.password_incorrect');

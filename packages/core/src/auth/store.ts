@@ -1,6 +1,7 @@
 import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
+import { sameEmail } from '../kernel/identity.js';
 
 /** A user row as stored (with the internal attributes of SPEC "User"). */
 export type UserRow = CoreTables['user']['$inferSelect'];
@@ -238,7 +239,7 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       return (await byUsername.execute({ username }))[0];
     },
     async userByEmail(email: string): Promise<UserRow | undefined> {
-      return (await orm.select().from(user).where(eq(user.email, email)).limit(1))[0];
+      return (await orm.select().from(user).where(sameEmail(user.email, email)).limit(1))[0];
     },
     async firstSuperuser(): Promise<UserRow | undefined> {
       const rows = await orm
