@@ -101,7 +101,8 @@ export function createLoginAttempts(deps: {
         // Set (at lockedUntil - lockout) within the last PROVISIONAL_LOCK_MS; a lock that ends later than the
         // lockout could have set (an administrator's, or a changed setting) is never provisional.
         const setAgo = lockedUntil ? at.getTime() - (lockedUntil.getTime() - lockoutMs) : Infinity;
-        const provisional = setAgo >= 0 && setAgo < PROVISIONAL_LOCK_MS;
+        // A little below zero too: this check's clock was read just before another request set the lock.
+        const provisional = setAgo > -PROVISIONAL_LOCK_MS && setAgo < PROVISIONAL_LOCK_MS;
         if (lockedUntil && !provisional)
           return result({ userId, admitted: false, liftLocksAfter: at, lockedUntil });
         if (Date.now() >= deadline) {
