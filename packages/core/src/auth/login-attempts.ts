@@ -90,7 +90,9 @@ export function createLoginAttempts(deps: {
           return result({
             userId,
             admitted: true,
-            liftLocksAfter: new Date(at.getTime() + lockoutMs),
+            // Any lock found when this check settles was set after this reservation committed (a lock before
+            // it would have refused it); the margin covers a locker that read its clock before this one.
+            liftLocksAfter: new Date(at.getTime() + lockoutMs - PROVISIONAL_LOCK_MS),
             lockedUntil: null,
           });
         }
