@@ -1,4 +1,5 @@
-import { accessSync, constants as fsConstants, mkdirSync, statSync } from 'node:fs';
+import { constants as fsConstants, mkdirSync } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql, type SQL } from 'drizzle-orm';
@@ -8,7 +9,7 @@ import postgres from 'postgres';
 import type { Settings } from '../config/schema.js';
 import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
-import { withStatementCache, type StatementHooks } from './statement-cache.js';
+import { guarded, withStatementCache, type StatementHooks } from './statement-cache.js';
 import type { Dialect } from './tables.js';
 
 /**
@@ -150,9 +151,9 @@ function watchSqliteStorage(path: string, log: Logger) {
   let shmMapped = 0;
   const warned = new Set<string>();
   /** Why `file` refuses writes to open descriptors (EPERM, EROFS); other refusals are logged once. */
-  const refusal = (file: string): string | undefined => {
+  const refusal = async (file: string): Promise<string | undefined> => {
     try {
-      accessSync(file, fsConstants.W_OK);
+      await access(file, fsConstants.W_OK);
       warned.delete(file);
       return undefined;
     } catch (error) {
@@ -165,13 +166,13 @@ function watchSqliteStorage(path: string, log: Logger) {
       return undefined;
     }
   };
-  const find = (): StorageProblem | undefined => {
+  const find = async (): Promise<StorageProblem | undefined> => {
     for (const file of [`${path}-shm`, `${path}-wal`]) {
-      const reason = refusal(file);
+      const reason = await refusal(file);
       if (reason) return { file, reason, shm: file === `${path}-shm` };
     }
     // The main file only takes checkpoints: requests go on, the -wal file grows until it takes them again.
-    const main = refusal(path);
+    const main = await refusal(path);
     if (main && !warned.has(path)) {
       warned.add(path);
       log.error(
@@ -181,7 +182,7 @@ function watchSqliteStorage(path: string, log: Logger) {
     // While this connection has the wal-index mapped SQLite never shrinks it: shorter means cut under us.
     let size = -1;
     try {
-      size = statSync(`${path}-shm`).size;
+      size = (await stat(`${path}-shm`)).size;
     } catch {
       // absent: nothing is mapped yet
     }
@@ -191,8 +192,12 @@ function watchSqliteStorage(path: string, log: Logger) {
     }
     return undefined;
   };
-  const check = () => {
-    const found = find();
+  // The file system calls run off the event loop (fs promises); one check at a time.
+  let checking = false;
+  const check = async () => {
+    if (checking) return;
+    checking = true;
+    const found = await find().finally(() => (checking = false));
     if (found && (found.file !== problem?.file || found.reason !== problem.reason)) {
       log.error(
         `file database ${found.file} refuses writes (${found.reason}): answering 503 db.unavailable to ${
@@ -204,7 +209,7 @@ function watchSqliteStorage(path: string, log: Logger) {
     }
     problem = found;
   };
-  const timer = setInterval(check, SQLITE_STORAGE_CHECK_MS);
+  const timer = setInterval(() => void check(), SQLITE_STORAGE_CHECK_MS);
   timer.unref();
   return {
     get problem() {
@@ -240,15 +245,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
     failed: faults.note,
   };
   /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
-  const guarded = (statement: string) => {
-    hooks.before();
-    try {
-      client.exec(statement);
-    } catch (error) {
-      hooks.failed(error);
-      throw error;
-    }
-  };
+  const exec = (statement: string) => guarded(hooks, () => client.exec(statement));
   const orm = drizzleSqlite({
     client: withStatementCache(client, undefined, hooks),
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
@@ -264,17 +261,17 @@ function openSqlite(options: OpenDatabaseOptions): Database {
     orm,
     native: client,
     async exec(statement) {
-      guarded(statement);
+      exec(statement);
     },
     async all<T>(query: SQL) {
       return orm.all(query) as T[];
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
       return mutex.run(async () => {
-        guarded('BEGIN IMMEDIATE');
+        exec('BEGIN IMMEDIATE');
         try {
           const result = await fn(orm);
-          guarded('COMMIT');
+          exec('COMMIT');
           return result;
         } catch (error) {
           if (client.inTransaction) client.exec('ROLLBACK');

@@ -16,6 +16,17 @@ export interface StatementHooks {
 
 const NO_HOOKS: StatementHooks = { before: () => undefined, failed: () => undefined };
 
+/** Runs one call to SQLite under the hooks: refused before it starts, its failure reported, then rethrown. */
+export function guarded<T>(hooks: StatementHooks, call: () => T): T {
+  hooks.before();
+  try {
+    return call();
+  } catch (error) {
+    hooks.failed(error);
+    throw error;
+  }
+}
+
 /** The rows of a statement in raw mode (drizzle maps them itself). */
 class RawStatement {
   constructor(
@@ -24,22 +35,10 @@ class RawStatement {
   ) {}
 
   all(...params: unknown[]): unknown[] {
-    this.hooks.before();
-    try {
-      return this.native.raw(true).all(...params);
-    } catch (error) {
-      this.hooks.failed(error);
-      throw error;
-    }
+    return guarded(this.hooks, () => this.native.raw(true).all(...params));
   }
   get(...params: unknown[]): unknown {
-    this.hooks.before();
-    try {
-      return this.native.raw(true).get(...params);
-    } catch (error) {
-      this.hooks.failed(error);
-      throw error;
-    }
+    return guarded(this.hooks, () => this.native.raw(true).get(...params));
   }
 }
 
@@ -62,33 +61,19 @@ class CachedStatement {
     return this.rawStatement;
   }
   all(...params: unknown[]): unknown[] {
-    this.hooks.before();
-    try {
+    return guarded(this.hooks, () => {
       if (this.native.reader) this.native.raw(false);
       return this.native.all(...params);
-    } catch (error) {
-      this.hooks.failed(error);
-      throw error;
-    }
+    });
   }
   get(...params: unknown[]): unknown {
-    this.hooks.before();
-    try {
+    return guarded(this.hooks, () => {
       if (this.native.reader) this.native.raw(false);
       return this.native.get(...params);
-    } catch (error) {
-      this.hooks.failed(error);
-      throw error;
-    }
+    });
   }
   run(...params: unknown[]): BetterSqlite3.RunResult {
-    this.hooks.before();
-    try {
-      return this.native.run(...params);
-    } catch (error) {
-      this.hooks.failed(error);
-      throw error;
-    }
+    return guarded(this.hooks, () => this.native.run(...params));
   }
 }
 
@@ -109,15 +94,10 @@ export function withStatementCache(
   cached.prepare = (sql: string) => {
     const hit = statements.get(sql);
     if (hit && !hit.native.busy) return hit;
-    hooks.before();
-    let native: Statement;
-    try {
-      native = client.prepare(sql);
-    } catch (error) {
-      hooks.failed(error);
-      throw error;
-    }
-    const statement = new CachedStatement(native, hooks);
+    const statement = new CachedStatement(
+      guarded(hooks, () => client.prepare(sql)),
+      hooks,
+    );
     if (!hit) statements.set(sql, statement);
     return statement;
   };
