@@ -1,19 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { CLI_DIR, REPO_DIR, runCli, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
+import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from '../../packages/cli/src/testing/cli-process.js';
 
 const DEMO_DIR = join(REPO_DIR, 'examples/demo');
 const CLI_TIMEOUT = 180_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('the demo project (examples/demo)', () => {
   it(

@@ -1,9 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_DIR } from '../../packages/cli/src/testing/cli-process.js';
+import { REPO_DIR, freePort } from '../../packages/cli/src/testing/cli-process.js';
 
 /**
  * The README's first code block, run as a newcomer runs it: in a fresh clone of the committed repository (no
@@ -21,14 +20,6 @@ function firstShellBlock(markdown: string): string {
   const match = /^```sh\n([\s\S]*?)^```$/m.exec(markdown);
   if (!match) throw new Error('README.md has no ```sh code block');
   return match[1]!;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -5,10 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CLI_DIR, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from '../../packages/cli/src/testing/cli-process.js';
 
 const CONNECTIONS = 20;
 const LOAD_BEFORE_SIGTERM_MS = 1_500;
@@ -25,14 +24,6 @@ demo.post('/write', { public: true, status: 201 }, async (ctx) => {
 });
 export const app = createApp({ routers: [demo] });
 `;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 type Outcome = { kind: 'answered' | 'refused' | 'reset' | 'failed'; requestId: string; detail?: string };
 

@@ -1,22 +1,13 @@
 // Shared helpers of the hardening suites (issue 11). Each engineer only adds exports here.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../packages/cli/src/testing/cli-process.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Faults and security (items 4-5): private servers that a test may stop without touching the shared ones.
 // ---------------------------------------------------------------------------------------------------------
-
-/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -380,3 +371,5 @@ export async function inBatches<T>(tasks: (() => Promise<T>)[], limit = 8): Prom
   );
   return results;
 }
+
+export { freePort };

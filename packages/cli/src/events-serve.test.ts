@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import {
   createPostgresDatabase,
@@ -11,7 +10,7 @@ import {
   TEST_REDIS_URL,
   TEST_SECRET_KEY,
 } from '@svc/core/testing';
-import { CLI_DIR, REPO_DIR, runCli, spawnCli } from './testing/cli-process.js';
+import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from './testing/cli-process.js';
 
 // SPEC "Events" with several hosts: two real `svc serve` processes on one PostgreSQL database and one Redis
 // (same cache_url and cache_prefix); a login on one reaches a superuser's event socket on the other.
@@ -26,14 +25,6 @@ const { WebSocket } = createRequire(join(REPO_DIR, 'packages/core/package.json')
 
 const TEST_MS = 240_000; // two CLI processes start on a busy 2-core machine (tsx compiles the sources)
 const PASSWORD = 'correct-horse-battery';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function serve(dir: string, port: number): { child: ChildProcess; listening: Promise<void> } {
   const child = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: CLI_DIR });

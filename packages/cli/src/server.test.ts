@@ -2,12 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { isWatchedFile } from './commands/dev.js';
 import { serveArgvOf, settingsOverridesOf, trustProxyOf } from './commands/serve.js';
 import { resolveAppSpec } from './load-app.js';
-import { CLI_DIR, spawnCli } from './testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from './testing/cli-process.js';
 
 // `svc serve` and `svc dev` as real processes (the built CLI when fresh, else the sources through tsx:
 // testing/cli-process.ts).
@@ -55,14 +54,6 @@ function makeProject(files: Record<string, string> = {}): string {
   };
   for (const [name, content] of Object.entries(all)) writeFileSync(join(dir, name), content);
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface CliProcess {

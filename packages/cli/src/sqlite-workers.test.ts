@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
-import { CLI_DIR, spawnCli } from './testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from './testing/cli-process.js';
 
 // Issue #12: several processes (`--workers 2`) write to one SQLite file (WAL, busy_timeout) without
 // SQLITE_BUSY errors under load.
@@ -26,14 +25,6 @@ export const app = createApp({
   },
 });
 `;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('the file database under two workers (issue #12)', () => {
   it(

@@ -3,12 +3,11 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join, relative } from 'node:path';
 
 import { createPostgresDatabase, TEST_POSTGRES_URL, reportSkipped } from '@svc/core/testing';
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger, loadSettings, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
 import { STARTER_MAIN_TS } from '../templates/project.js';
-import { CLI_DIR, runCli, spawnCli, type CliResult } from '../testing/cli-process.js';
+import { CLI_DIR, runCli, spawnCli, type CliResult, freePort } from '../testing/cli-process.js';
 
 // The real CLI (built when fresh, else the sources through tsx: testing/cli-process.ts).
 const TMP_DIR = join(CLI_DIR, '.tmp-test');
@@ -85,14 +84,6 @@ async function sqliteTables(dir: string): Promise<string[]> {
     `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
   );
   return rows.map((r) => r.name);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolvePromise) => server.close(resolvePromise));
-  return port;
 }
 
 describe('svc init and svc migrations on a file database', () => {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams, type SpawnOptions } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root and the CLI package directory. */
@@ -102,4 +103,13 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a server a test starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -5,8 +5,6 @@ import type { AttemptAdmission } from '../kernel/ports.js';
 import { LOGIN_ADMISSION_POLL_MS, LOGIN_ADMISSION_WAIT_MS, PROVISIONAL_LOCK_MS } from './constants.js';
 import type { AuthStore } from './store.js';
 
-export type { AttemptAdmission };
-
 /**
  * The account lock of SPEC "Account login lock", safe under concurrency (docs/security.md "Concurrent
  * logins"). Every credential check (password, second factor) first takes a slot on the account's counter
