@@ -6,7 +6,16 @@ export { coreModules } from './app/modules.js';
 export { createTablesSql, snapshotOf, diffSnapshots, drizzleKit } from './kernel/db/ddl.js';
 export { openDatabase, dialectOf, redactUrl, sqlitePath, type Orm } from './kernel/db/database.js';
 export { coreTables, type CoreTables, type Dialect } from './kernel/db/tables.js';
-export { loadSettings, readDotenv, checkSecretKey, ConfigError } from './kernel/config/load.js';
+export {
+  loadSettings,
+  readDotenv,
+  checkSecretKey,
+  ConfigError,
+  findSettingTypos,
+  settingTypoMessage,
+  type SettingTypo,
+} from './kernel/config/load.js';
+export { codeFrame, type SourceLocation } from './kernel/config/code-frame.js';
 export {
   SettingsSchema,
   SECRET_SETTINGS,
