@@ -31,7 +31,9 @@ export { catalogs } from './kernel/i18n/index.js';
 export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
 export {
   checkUsername,
+  describePasswordPolicy,
   describeUsernameProblem,
+  meetsPasswordPolicy,
   normaliseEmail,
   normaliseUsername,
   usernameLookupKeys,

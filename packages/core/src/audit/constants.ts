@@ -1,7 +1,6 @@
-/** SPEC "Limits": activity log field lengths (path and description 500, username 150). */
+/** SPEC "Limits": activity log field lengths (path and description 500; the username's is the user's, kernel/identity.ts). */
 export const PATH_MAX_LENGTH = 500;
 export const DESCRIPTION_MAX_LENGTH = 500;
-export const USERNAME_MAX_LENGTH = 150;
 
 /** SPEC "Limits": `/admin/audit/activity` limit 1 to 500, default 10. */
 export const ACTIVITY_LIMIT_DEFAULT = 10;

@@ -1,19 +1,11 @@
 import type { Settings } from '../kernel/config/schema.js';
+import { isUuid, USERNAME_MAX_LENGTH } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { RequestRecord } from '../kernel/module.js';
 import type { Authenticator, EventSink, UserSettingsReader } from '../kernel/ports.js';
-import {
-  DESCRIPTION_MAX_LENGTH,
-  OPT_OUT_SETTING,
-  PATH_MAX_LENGTH,
-  RECORDED_METHODS,
-  USERNAME_MAX_LENGTH,
-} from './constants.js';
+import { DESCRIPTION_MAX_LENGTH, OPT_OUT_SETTING, PATH_MAX_LENGTH, RECORDED_METHODS } from './constants.js';
 import { pathFragments, renderLogAs, sanitizeNullable, sanitizeText } from './sanitize.js';
 import type { NewActivity } from './tables.js';
-
-/** User ids are UUIDs (SPEC "Activity log entry"); anything else in a token is not stored as one. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What the recorder needs; ports are looked up per request because their modules may come later. */
 export interface ActivityRecorderDeps {
@@ -65,7 +57,8 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
     } catch {
       claims = null;
     }
-    if (!claims || !UUID.test(claims.userId)) return anonymous;
+    // User ids are UUIDs (SPEC "Activity log entry"); anything else in a token is not stored as one.
+    if (!claims || !isUuid(claims.userId)) return anonymous;
     // Without the guard's user (no route matched, the guard refused) the token's user counts
     // as non-superuser.
     return { userId: claims.userId, username: claims.username ?? null, isSuperuser: false };

@@ -2,7 +2,8 @@ import * as pg from 'drizzle-orm/pg-core';
 import * as sq from 'drizzle-orm/sqlite-core';
 import { tableName, type Settings } from '../kernel/config/schema.js';
 import type { Dialect } from '../kernel/db/tables.js';
-import { DESCRIPTION_MAX_LENGTH, PATH_MAX_LENGTH, USERNAME_MAX_LENGTH } from './constants.js';
+import { USERNAME_MAX_LENGTH } from '../kernel/identity.js';
+import { DESCRIPTION_MAX_LENGTH, PATH_MAX_LENGTH } from './constants.js';
 
 /**
  * The activity log table (SPEC "Activity log entry"): `activity_log_table`, else table_prefix + `activity_log`.

@@ -5,10 +5,6 @@ export const ARGON2_TIME_COST = 2;
 /** SPEC "User": parallelism 1. */
 export const ARGON2_PARALLELISM = 1;
 
-/** SPEC "User" and "Limits": username length 3 to 150 characters. */
-export const USERNAME_MIN_LENGTH = 3;
-/** SPEC "User" and "Limits": username length 3 to 150 characters. */
-export const USERNAME_MAX_LENGTH = 150;
 /** Column width of `email` (core table). */
 export const EMAIL_MAX_LENGTH = 320;
 /** Column width of `first_name` / `last_name` (core table). */

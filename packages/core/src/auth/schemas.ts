@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PASSWORD_MAX_LENGTH, UserOut } from '../kernel/user-out.js';
-import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from './constants.js';
+import { USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../kernel/identity.js';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './constants.js';
 
 export { UserOut, toUserOut } from '../kernel/user-out.js';
 

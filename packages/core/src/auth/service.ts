@@ -1,17 +1,19 @@
+import type { ModulePorts } from '../kernel/module.js';
 import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
-import { assertValidUsername, normaliseEmail, usernameLookupKeys } from '../kernel/identity.js';
+import {
+  assertPasswordPolicy,
+  assertValidUsername,
+  isUuid,
+  normaliseEmail,
+  toAuthUser,
+  usernameLookupKeys,
+  type TokenPair,
+} from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type {
-  AttemptAdmission,
-  AuthUser,
-  Authenticator,
-  LoginGuard,
-  PortRegistry,
-  TokenRevoker,
-} from '../kernel/ports.js';
+import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenRevoker } from '../kernel/ports.js';
 import { createFailureTiming } from './failure-timing.js';
 import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
@@ -19,13 +21,6 @@ import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './pa
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
-
-/** The token response of login and refresh (SPEC "Authentication routes": OAuth2 shape, snake_case). */
-export interface TokenPair {
-  access_token: string;
-  token_type: 'bearer';
-  refresh_token: string;
-}
 
 export type LoginResult = TokenPair | { mfa_required: true; mfa_token: string };
 
@@ -35,13 +30,12 @@ export interface AuthServiceDeps {
   signer: TokenSigner;
   cache: Cache;
   log: Logger;
-  ports: PortRegistry;
+  /** The event sink, and the second factor when the MFA module is there. */
+  ports: ModulePorts<never, never, 'secondFactor'>;
   now: () => Date;
   /** Hash verified for unknown usernames (computed once at startup). @default a fresh random hash */
   dummyHash?: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const ACCESS_FAILURES: Record<
   TokenFailure,
@@ -51,24 +45,6 @@ const ACCESS_FAILURES: Record<
   wrong_type: 'auth.token_wrong_type',
   no_subject: 'auth.token_no_subject',
 };
-
-/** The user without its secrets and lock state (the `AuthUser` of the ports). */
-export function toAuthUser(row: UserRow): AuthUser {
-  return {
-    id: row.id,
-    username: row.username,
-    email: row.email ?? null,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    isActive: row.isActive,
-    isStaff: row.isStaff,
-    isSuperuser: row.isSuperuser,
-    emailVerifiedAt: row.emailVerifiedAt ?? null,
-    lastLoginAt: row.lastLoginAt ?? null,
-    createdAt: row.createdAt,
-    passwordChangedAt: row.passwordChangedAt ?? null,
-  };
-}
 
 const invalidCredentials = () => new SvcError('auth.invalid_credentials', { loc: ['body', 'username'] });
 
@@ -129,10 +105,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
   }
 
   function policy(password: string, field: string) {
-    const min = settings.password_min_length;
-    if (password.length < min) {
-      throw new SvcError('auth.password_too_short', { loc: ['body', field], params: { min_length: min } });
-    }
+    assertPasswordPolicy(password, settings.password_min_length, ['body', field]);
   }
 
   /**
@@ -166,7 +139,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
   }
 
   async function loadUser(id: string): Promise<UserRow> {
-    const row = UUID.test(id) ? await store.userById(id) : undefined;
+    const row = isUuid(id) ? await store.userById(id) : undefined;
     if (!row) throw new SvcError('user.not_found');
     return row;
   }
@@ -176,7 +149,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       const check = signer.check(token, TOKEN_TYPES.access);
       if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
       const { sub, iat } = check.claims;
-      const row = !UUID.test(sub)
+      const row = !isUuid(sub)
         ? undefined
         : options.withPermissions
           ? await store.userWithPermissions(sub)
@@ -206,7 +179,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (row && isLocked(row)) throw lockedError(code, row.lockedUntil);
     },
     async verifyPassword(userId, password) {
-      const row = UUID.test(userId) ? await store.userById(userId) : undefined;
+      const row = isUuid(userId) ? await store.userById(userId) : undefined;
       if (!row) {
         await verifyPassword(dummyHash, password);
         return false;
@@ -308,7 +281,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw new SvcError('auth.refresh_token_invalid');
       }
       const { sub, jti } = check.claims;
-      const row = UUID.test(sub) ? await store.userById(sub) : undefined;
+      const row = isUuid(sub) ? await store.userById(sub) : undefined;
       if (!row || !row.isActive) throw new SvcError('auth.refresh_user_invalid');
       const revoked = () => new SvcError('auth.refresh_token_revoked');
 
@@ -400,7 +373,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
 
     /** The caller with effective permissions (`GET /auth/user`). */
     async profile(userId: string): Promise<UserRow & { permissions: string[] }> {
-      const row = UUID.test(userId) ? await store.userWithPermissions(userId) : undefined;
+      const row = isUuid(userId) ? await store.userWithPermissions(userId) : undefined;
       if (!row) throw new SvcError('user.not_found');
       return row;
     },

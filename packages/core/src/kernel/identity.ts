@@ -11,6 +11,11 @@ import { UNICODE_SCRIPTS } from './unicode-scripts.js';
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ANY_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Whether `value` is a UUID in any letter case (a token's `sub`: PostgreSQL's `uuid` type ignores case). */
+export function isUuid(value: string): boolean {
+  return ANY_CASE_UUID.test(value);
+}
+
 /** Whether `value` is a user id in its stored, lower-case form. */
 export function isCanonicalUuid(value: string): boolean {
   return CANONICAL_UUID.test(value);
@@ -34,6 +39,96 @@ export const UserIdParam = z
 
 /** A user id in a query filter (`userId`): a UUID in any letter case, passed on in its stored form. */
 export const UserIdQuery = z.uuid().transform((value) => value.toLowerCase());
+
+// ---------------------------------------------------------------------------------------------------------------
+// The user and the token pair, as every feature sees them
+
+/** The user as the kernel and features see it (camelCase fields of SPEC "User", without secrets). */
+export interface AuthUser {
+  id: string;
+  username: string;
+  email: string | null;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  emailVerifiedAt: Date | null;
+  lastLoginAt: Date | null;
+  createdAt: Date;
+  passwordChangedAt: Date | null;
+}
+
+/** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */
+export interface StoredUserFields {
+  id: string;
+  username: string;
+  email?: string | null;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  emailVerifiedAt?: Date | null;
+  lastLoginAt?: Date | null;
+  createdAt: Date;
+  passwordChangedAt?: Date | null;
+}
+
+/**
+ * The user without its secrets and lock state (the password hash, `failed_login_count`, `locked_until` stay
+ * behind). One mapping for every feature that loads a user row.
+ * @example const user = toAuthUser(await store.userById(id));
+ */
+export function toAuthUser(row: StoredUserFields): AuthUser {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email ?? null,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    isActive: row.isActive,
+    isStaff: row.isStaff,
+    isSuperuser: row.isSuperuser,
+    emailVerifiedAt: row.emailVerifiedAt ?? null,
+    lastLoginAt: row.lastLoginAt ?? null,
+    createdAt: row.createdAt,
+    passwordChangedAt: row.passwordChangedAt ?? null,
+  };
+}
+
+/** The token pair of a completed login: login, refresh and MFA verify (SPEC "Authentication routes": OAuth2, snake_case). */
+export interface TokenPair {
+  access_token: string;
+  token_type: 'bearer';
+  refresh_token: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Passwords
+
+/**
+ * The password policy (SPEC "User": `password_min_length`), for the HTTP routes and the command line alike.
+ * @example if (!meetsPasswordPolicy(password, settings.password_min_length)) …
+ */
+export function meetsPasswordPolicy(password: string, minLength: number): boolean {
+  return password.length >= minLength;
+}
+
+/**
+ * 422 `auth.password_too_short` with `params.min_length` unless `password` follows the policy.
+ * @example assertPasswordPolicy(body.newPassword, settings.password_min_length, ['body', 'newPassword']);
+ */
+export function assertPasswordPolicy(password: string, minLength: number, loc: (string | number)[]): void {
+  if (!meetsPasswordPolicy(password, minLength)) {
+    throw new SvcError('auth.password_too_short', { loc, params: { min_length: minLength } });
+  }
+}
+
+/** One line saying what the policy asks, for the command line. */
+export function describePasswordPolicy(minLength: number): string {
+  return `the password must be at least ${minLength} characters long (password_min_length)`;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Email addresses

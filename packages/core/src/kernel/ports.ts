@@ -1,20 +1,8 @@
 import type { Orm } from './db/database.js';
+import type { AuthUser, TokenPair } from './identity.js';
 
-/** The user as the kernel and features see it (camelCase fields of SPEC "User", without secrets). */
-export interface AuthUser {
-  id: string;
-  username: string;
-  email: string | null;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  isStaff: boolean;
-  isSuperuser: boolean;
-  emailVerifiedAt: Date | null;
-  lastLoginAt: Date | null;
-  createdAt: Date;
-  passwordChangedAt: Date | null;
-}
+// The user and the token pair are identity rules (kernel/identity.ts); re-exported for the features' imports.
+export type { AuthUser, TokenPair };
 
 /** Token to user, for the kernel guards (implemented by `auth`). */
 export interface Authenticator {
@@ -131,11 +119,7 @@ export interface LoginGuard {
    * Issues the token pair after a completed login (MFA verify), emits `login`. Refused (401
    * `mfa.challenge_not_found`) when the password changed or the user was deactivated since `proof`.
    */
-  completeLogin(
-    user: AuthUser,
-    proof?: PasswordProof,
-    admission?: AttemptAdmission,
-  ): Promise<{ access_token: string; token_type: 'bearer'; refresh_token: string }>;
+  completeLogin(user: AuthUser, proof?: PasswordProof, admission?: AttemptAdmission): Promise<TokenPair>;
   hashPassword(password: string): Promise<string>;
 }
 

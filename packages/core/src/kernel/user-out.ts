@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toAuthUser, type StoredUserFields } from './identity.js';
 
 /** Longest password accepted anywhere: longer inputs only cost hashing time (the SPEC sets no maximum). */
 export const PASSWORD_MAX_LENGTH = 1024;
@@ -23,19 +24,7 @@ export const UserOut = z.object({
 export type UserOut = z.infer<typeof UserOut>;
 
 /** The stored user fields the mapper reads (a table row or an `AuthUser`). */
-export interface UserLike {
-  id: string;
-  username: string;
-  email?: string | null;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  isStaff: boolean;
-  isSuperuser: boolean;
-  emailVerifiedAt?: Date | null;
-  lastLoginAt?: Date | null;
-  createdAt: Date;
-}
+export type UserLike = StoredUserFields;
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 
@@ -44,17 +33,18 @@ const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null
  * @example return toUserOut(row);
  */
 export function toUserOut(row: UserLike): UserOut {
+  // toAuthUser (kernel/identity.ts) picks the fields without secrets; only the timestamps change form here.
+  const {
+    emailVerifiedAt,
+    lastLoginAt,
+    createdAt,
+    passwordChangedAt: _changedAt,
+    ...fields
+  } = toAuthUser(row);
   return {
-    id: row.id,
-    username: row.username,
-    email: row.email ?? null,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    isActive: row.isActive,
-    isStaff: row.isStaff,
-    isSuperuser: row.isSuperuser,
-    emailVerifiedAt: iso(row.emailVerifiedAt),
-    lastLoginAt: iso(row.lastLoginAt),
-    createdAt: row.createdAt.toISOString(),
+    ...fields,
+    emailVerifiedAt: iso(emailVerifiedAt),
+    lastLoginAt: iso(lastLoginAt),
+    createdAt: createdAt.toISOString(),
   };
 }

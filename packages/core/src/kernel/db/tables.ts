@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import * as pg from 'drizzle-orm/pg-core';
 import * as sq from 'drizzle-orm/sqlite-core';
 import { tableName, type Settings } from '../config/schema.js';
+import { USERNAME_MAX_LENGTH } from '../identity.js';
 
 /**
  * SPEC "User": an email is unique across accounts, compared without regard to letter case (kernel/identity.ts:
@@ -24,7 +25,7 @@ export function sqliteCoreTables(settings: Settings) {
     name('user'),
     {
       id: sq.text('id').primaryKey().$defaultFn(randomUUID),
-      username: sq.text('username', { length: 150 }).notNull().unique(),
+      username: sq.text('username', { length: USERNAME_MAX_LENGTH }).notNull().unique(),
       email: sq.text('email', { length: 320 }),
       firstName: sq.text('first_name', { length: 150 }).notNull().default(''),
       lastName: sq.text('last_name', { length: 150 }).notNull().default(''),
@@ -150,7 +151,7 @@ export function pgCoreTables(settings: Settings): CoreTables {
     name('user'),
     {
       id: pg.uuid('id').primaryKey().$defaultFn(randomUUID),
-      username: pg.varchar('username', { length: 150 }).notNull().unique(),
+      username: pg.varchar('username', { length: USERNAME_MAX_LENGTH }).notNull().unique(),
       email: pg.varchar('email', { length: 320 }),
       firstName: pg.varchar('first_name', { length: 150 }).notNull().default(''),
       lastName: pg.varchar('last_name', { length: 150 }).notNull().default(''),
