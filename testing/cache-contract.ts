@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Cache } from './cache.js';
+import type { Cache } from '../packages/core/src/kernel/cache/cache.js';
 
 /**
  * The behaviour every {@link Cache} implementation owes its callers, as one suite

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root and the CLI package directory. */
-export const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI_DIR = join(REPO_DIR, 'packages/cli');
 
 const PACKAGES = ['core', 'migrations', 'cli'];

@@ -1,12 +1,12 @@
 import { WebSocket } from 'ws';
-import { z } from 'zod';
-import { coreModules } from '../app/modules.js';
-import type { Audience } from '../kernel/ports.js';
-import { defineRouter } from '../kernel/router.js';
-import type { TestClient } from '../testing/index.js';
-import { createEventsModule, type EventsModuleOptions } from './index.js';
+import { z } from '../packages/core/src/index.js';
+import { coreModules } from '../packages/core/src/app/modules.js';
+import type { Audience } from '../packages/core/src/kernel/ports.js';
+import { defineRouter } from '../packages/core/src/kernel/router.js';
+import type { TestClient } from '../packages/core/src/testing/index.js';
+import { createEventsModule, type EventsModuleOptions } from '../packages/core/src/events/index.js';
 
-// Shared by the event tests (excluded from the build like every *.contract.ts).
+// Shared by the event tests; svc-internal, outside every published package (see testing/README.md).
 
 /** A parsed frame of the event stream. */
 export interface Frame {

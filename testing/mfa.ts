@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { Secret, TOTP } from 'otpauth';
-import type { CoreTables } from '../kernel/db/tables.js';
-import type { TestApp, TestResponse } from '../testing/test-app.js';
-import type { EmailCodeMessage, MfaSender, SmsCodeMessage } from './sender.js';
-import type { MfaTables } from './tables.js';
+import type { CoreTables } from '../packages/core/src/kernel/db/tables.js';
+import type { TestApp, TestResponse } from '../packages/core/src/testing/test-app.js';
+import type { EmailCodeMessage, MfaSender, SmsCodeMessage } from '../packages/core/src/mfa/sender.js';
+import type { MfaTables } from '../packages/core/src/mfa/tables.js';
 
 /** An `mfaSender` that keeps what it was given, for tests. */
 export function capturingSender(): MfaSender & { email: EmailCodeMessage[]; sms: SmsCodeMessage[] } {

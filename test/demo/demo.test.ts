@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from '../../packages/cli/src/testing/cli-process.js';
+import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from '../../testing/cli-process.js';
 
 const DEMO_DIR = join(REPO_DIR, 'examples/demo');
 const CLI_TIMEOUT = 180_000;

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_DIR, freePort } from '../../packages/cli/src/testing/cli-process.js';
+import { REPO_DIR, freePort } from '../../testing/cli-process.js';
 
 /**
  * The README's first code block, run as a newcomer runs it: in a fresh clone of the committed repository (no

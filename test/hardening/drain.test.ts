@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CLI_DIR, spawnCli, freePort } from '../../packages/cli/src/testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from '../../testing/cli-process.js';
 
 const CONNECTIONS = 20;
 const LOAD_BEFORE_SIGTERM_MS = 1_500;

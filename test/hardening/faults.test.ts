@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
-import { CLI_DIR, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
-import { eventsUrl, openSocket, ticketOf } from '../../packages/core/src/events/testing.contract.js';
+import { CLI_DIR, spawnCli } from '../../testing/cli-process.js';
+import { eventsUrl, openSocket, ticketOf } from '../../testing/events.js';
 import {
   eventually,
   freePort,

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../packages/cli/src/testing/cli-process.js';
+import { freePort } from '../../testing/cli-process.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Faults and security (items 4-5): private servers that a test may stop without touching the shared ones.

@@ -16,8 +16,8 @@ import {
   type TestApp,
   type TestCache,
 } from '@svc/core/testing';
-import { eventsUrl, openSocket } from '../../packages/core/src/events/testing.contract.js';
-import { runCli } from '../../packages/cli/src/testing/cli-process.js';
+import { eventsUrl, openSocket } from '../../testing/events.js';
+import { runCli } from '../../testing/cli-process.js';
 import { median, timed } from './helpers.js';
 
 const quiet = () =>

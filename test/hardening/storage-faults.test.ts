@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_DIR, spawnCli } from '../../packages/cli/src/testing/cli-process.js';
+import { CLI_DIR, spawnCli } from '../../testing/cli-process.js';
 import { eventually, freePort } from './helpers.js';
 
 const TEST_MS = 120_000;

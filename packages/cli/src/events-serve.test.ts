@@ -10,7 +10,7 @@ import {
   TEST_REDIS_URL,
   TEST_SECRET_KEY,
 } from '@svc/core/testing';
-import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from './testing/cli-process.js';
+import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from '../../../testing/cli-process.js';
 
 // SPEC "Events" with several hosts: two real `svc serve` processes on one PostgreSQL database and one Redis
 // (same cache_url and cache_prefix); a login on one reaches a superuser's event socket on the other.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseDirOfArgv, logFormatOf } from './output.js';
-import { CLI_DIR } from './testing/cli-process.js';
+import { CLI_DIR } from '../../../testing/cli-process.js';
 
 const dirs: string[] = [];
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { isWatchedFile } from './commands/dev.js';
 import { serveArgvOf, settingsOverridesOf, trustProxyOf } from './commands/serve.js';
 import { resolveAppSpec } from './load-app.js';
-import { CLI_DIR, spawnCli, freePort } from './testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from '../../../testing/cli-process.js';
 
 // `svc serve` and `svc dev` as real processes (the built CLI when fresh, else the sources through tsx:
 // testing/cli-process.ts).

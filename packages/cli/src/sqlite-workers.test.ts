@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
-import { CLI_DIR, spawnCli, freePort } from './testing/cli-process.js';
+import { CLI_DIR, spawnCli, freePort } from '../../../testing/cli-process.js';
 
 // Issue #12: several processes (`--workers 2`) write to one SQLite file (WAL, busy_timeout) without
 // SQLITE_BUSY errors under load.

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { createAuthSchema } from '@svc/core';
 import { buildAuthSchema, createLogger, loadSettings, openDatabase } from '@svc/core/internal';
 import { describeEachDatabase } from '@svc/core/testing';
-import { runCli, type CliResult } from '../testing/cli-process.js';
+import { runCli, type CliResult } from '../../../../testing/cli-process.js';
 
 const DAY_MS = 86_400_000;
 const OLD_ENTRIES = 12_000; // more than two purge batches of 5,000

@@ -7,9 +7,9 @@ import { Writable } from 'node:stream';
 import { createLogger, loadSettings, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
 import { STARTER_MAIN_TS } from '../templates/project.js';
-import { CLI_DIR, runCli, spawnCli, type CliResult, freePort } from '../testing/cli-process.js';
+import { CLI_DIR, runCli, spawnCli, type CliResult, freePort } from '../../../../testing/cli-process.js';
 
-// The real CLI (built when fresh, else the sources through tsx: testing/cli-process.ts).
+// The real CLI (built when fresh, else the sources through tsx: the repository's testing/cli-process.ts).
 const TMP_DIR = join(CLI_DIR, '.tmp-test');
 const PASSWORD = 'correct-horse-battery';
 const CLI_TIMEOUT = 120_000;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coreTables, createLogger, openDatabase, SettingsSchema, type CoreTables } from '@svc/core/internal';
 import { describeEachDatabase, startTestApp, TEST_SECRET_KEY, type TestApp } from '@svc/core/testing';
-import { runCli, type CliResult } from '../testing/cli-process.js';
+import { runCli, type CliResult } from '../../../../testing/cli-process.js';
 
 const CLI_TIMEOUT_MS = 120_000;
 

@@ -20,7 +20,7 @@ import {
   withEvents,
   type Frame,
   type TestSocket,
-} from './testing.contract.js';
+} from '../../../../testing/events.js';
 
 const is = (type: string) => (frame: Frame) => frame.type === type;
 

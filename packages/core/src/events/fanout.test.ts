@@ -22,7 +22,7 @@ import {
   ticketOf,
   type Frame,
   type TestSocket,
-} from './testing.contract.js';
+} from '../../../../testing/events.js';
 
 const is = (type: string) => (frame: Frame) => frame.type === type;
 

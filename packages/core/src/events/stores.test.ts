@@ -14,7 +14,7 @@ import {
   ticketOf,
   withEvents,
   type Frame,
-} from './testing.contract.js';
+} from '../../../../testing/events.js';
 
 const is = (type: string) => (frame: Frame) => frame.type === type;
 

@@ -20,7 +20,7 @@ import {
   mfaToken,
   passwordLogin,
   totpCode,
-} from './mfa-test-helpers.js';
+} from '../../../../testing/mfa.js';
 import { generateTotpSecret } from './totp.js';
 
 const detail = (res: { body: { detail: { code: string; loc: unknown[] }[] } }) => res.body.detail[0]!;

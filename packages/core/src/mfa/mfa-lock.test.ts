@@ -7,7 +7,7 @@ import {
   mfaToken,
   passwordLogin,
   totpCode,
-} from './mfa-test-helpers.js';
+} from '../../../../testing/mfa.js';
 
 const verify = (app: TestApp, token: string, code: string) =>
   app.post('/api/mfa/verify', { mfa_token: token, code });

@@ -8,7 +8,7 @@ import {
   passwordLogin,
   eventually,
   totpCode,
-} from './mfa-test-helpers.js';
+} from '../../../../testing/mfa.js';
 
 const detail = (res: { body: { detail: { code: string; loc: unknown[] }[] } }) => res.body.detail[0]!;
 

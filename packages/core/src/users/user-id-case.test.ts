@@ -5,7 +5,7 @@ import {
   openSocket,
   ticketOf,
   type TestSocket,
-} from '../events/testing.contract.js';
+} from '../../../../testing/events.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase } from '../testing/each.js';
 import { startTestApp, type LoggedInClient, type TestApp, type TestUser } from '../testing/test-app.js';

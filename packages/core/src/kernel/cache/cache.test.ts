@@ -2,7 +2,7 @@ import { createClient } from 'redis';
 import { describeEachCache } from '../../testing/each.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { Logger } from '../log/logger.js';
-import { runCacheContract } from './cache.contract.js';
+import { runCacheContract } from '../../../../../testing/cache-contract.js';
 import { createCache, MemoryCache, RedisCache } from './index.js';
 
 /** A logger that keeps its records, to assert what the cache reported. */
