@@ -13,11 +13,14 @@ import { createTablesSql } from '../kernel/db/ddl.js';
 import { coreTables, type Dialect } from '../kernel/db/tables.js';
 import { createHttpApp, type CompiledRoute, type MountedRouter } from '../kernel/http/server.js';
 import { createLogger, type Logger } from '../kernel/log/logger.js';
-import type { ModuleInstance, RequestRecord, SvcModule } from '../kernel/module.js';
+import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule } from '../kernel/module.js';
 import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
+import type { CoreTables } from '../kernel/db/tables.js';
 import type { HandlerSettings, Router } from '../kernel/router.js';
-import type { MfaSender } from '../mfa/sender.js';
-import type { SettingsSection } from '../user-settings/define.js';
+import type { EventsOptions } from '../events/index.js';
+import type { MfaOptions } from '../mfa/index.js';
+import type { RbacOptions } from '../rbac/index.js';
+import type { UserSettingsOptions } from '../user-settings/index.js';
 import { buildAuthSchema } from './auth-schema.js';
 import { coreModules } from './modules.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
@@ -41,8 +44,11 @@ export interface MigrationTarget {
   tables(settings: Settings, dialect: Dialect): Record<string, unknown>;
 }
 
-/** Options of {@link createApp}. */
-export interface AppOptions {
+/**
+ * Options of {@link createApp}: the app's own, and those each core module reads (`mfaSender`,
+ * `settingsSections`, `events…`), declared by the module (kernel/module.ts `moduleOptions`).
+ */
+export interface AppOptions extends MfaOptions, UserSettingsOptions, EventsOptions, RbacOptions {
   /** The project's own migration targets by name (`auth` is the core's). */
   migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */
@@ -51,10 +57,6 @@ export interface AppOptions {
   settings?: Partial<SettingsInput> & Record<string, unknown>;
   /** Project directory (`.env`, `svc.yaml`, relative file databases). @default process.cwd() or `--base-dir` */
   baseDir?: string;
-  /** Per-user settings sections of the project (see `defineSettingsSection`). */
-  settingsSections?: SettingsSection[];
-  /** Delivery of email and SMS codes; the default only logs a warning. */
-  mfaSender?: MfaSender;
   /** Runs after every module started. */
   onStartup?(app: App): void | Promise<void>;
   /** Runs on graceful shutdown, before the databases close. */
@@ -62,9 +64,12 @@ export interface AppOptions {
   udpListeners?: UdpListener[];
   /** Log destination. @default process.stderr */
   logStream?: NodeJS.WritableStream;
-  /** Further modules (advanced; same contract as the core's). */
+  /**
+   * Further modules (see `defineModule`; same contract as the core's). Their `optionKeys` are read from
+   * these options. @default []
+   */
   modules?: SvcModule[];
-  /** Replace the core module list (tests, advanced). */
+  /** Replace the core module list (tests, advanced). @default the core modules */
   coreModules?: SvcModule[];
 }
 
@@ -98,7 +103,8 @@ export interface AppRuntime {
   cache: Cache;
   ports: PortRegistry;
   routes: CompiledRoute[];
-  tables: Record<string, Record<string, unknown>>;
+  /** Every module's tables by module name; `core` holds the kernel's. */
+  tables: { core: CoreTables } & Record<string, Record<string, unknown>>;
   /** True when neither `auth_database_url` nor `database_url` is set (an in-memory database stands in). */
   authDatabaseMissing: boolean;
   baseDir: string;
@@ -175,8 +181,11 @@ export function createApp(options: AppOptions = {}): App {
         ? openDatabase({ url: settings.database_url, settings, log: log.child('db'), baseDir, server: true })
         : authDb;
     const cache = await createCache({ settings, log: log.child('cache') });
-    const modules = [...(options.coreModules ?? coreModules), ...(options.modules ?? [])];
-    const tables: Record<string, Record<string, unknown>> = { core: coreTables(settings, authDb.dialect) };
+    const core = options.coreModules ?? coreModules;
+    // Providers before the modules that require their ports; refuses a required port nobody provides.
+    const modules = orderModules([...core, ...(options.modules ?? [])]);
+    const kernelTables = coreTables(settings, authDb.dialect);
+    const tables: AppRuntime['tables'] = { core: kernelTables };
     for (const module of modules) {
       if (module.tables) tables[module.name] = module.tables(settings, authDb.dialect);
     }
@@ -206,19 +215,21 @@ export function createApp(options: AppOptions = {}): App {
         cache,
         log: log.child(module.name),
         ports,
-        options,
-        tables,
+        options: moduleOptionsOf(module, options),
+        tables: tables[module.name] ?? {},
+        coreTables: kernelTables,
+        allTables: tables,
         baseDir,
       });
       instances.push(instance);
       if (instance.onRequestEnd) onRequestEnd.push(instance.onRequestEnd.bind(instance));
       // disable_core_routers names routers (auth, settings, users, permissions, mfa, events, audit, health,
       // version); a module's routers are also all removed by the module's name.
-      const core = (options.coreModules ?? coreModules).includes(module);
-      const disabled = core ? settings.disable_core_routers : settings.disable_routers;
+      const isCore = core.includes(module);
+      const disabled = isCore ? settings.disable_core_routers : settings.disable_routers;
       if (!disabled.includes(module.name)) {
         for (const router of instance.routers ?? []) {
-          if (!disabled.includes(router.name)) mounted.push({ router, core });
+          if (!disabled.includes(router.name)) mounted.push({ router, core: isCore });
         }
       }
     }
@@ -413,6 +424,16 @@ async function startUdpListeners(listeners: UdpListener[], log: Logger): Promise
     sockets.push(socket);
   }
   return sockets;
+}
+
+/**
+ * The `createApp` options a module declared (`optionKeys`); a module without the declaration (a plain
+ * object) gets them all, as before modules declared theirs.
+ */
+function moduleOptionsOf(module: SvcModule, options: AppOptions): Record<string, unknown> {
+  const all: Record<string, unknown> = { ...options };
+  if (!module.optionKeys) return all;
+  return Object.fromEntries(module.optionKeys.map((key) => [key, all[key]]));
 }
 
 /** Creates the auth tables that do not exist yet (`auto_create_auth_schema`). */

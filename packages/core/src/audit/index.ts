@@ -1,9 +1,9 @@
-import type { ModuleInstance, SvcModule } from '../kernel/module.js';
+import { defineModule, type ModuleInstance } from '../kernel/module.js';
 import { createActivityRecorder } from './recorder.js';
 import { createAuditRouter } from './routes.js';
 import { createActivityService } from './service.js';
 import { createActivityStore } from './store.js';
-import { auditTables, type ActivityLogTable } from './tables.js';
+import { auditTables } from './tables.js';
 import { createActivityWriter } from './writer.js';
 
 /**
@@ -11,14 +11,14 @@ import { createActivityWriter } from './writer.js';
  * kernel's request hook into a write-behind queue, serves `/admin/audit` to superusers and the `activity`
  * port (events snapshot). Router name `audit`; nothing is recorded or mounted unless `activity_log_enabled`.
  */
-export const auditModule = {
+export const auditModule = defineModule({
   name: 'audit',
   tables: auditTables,
+  provides: ['activity'],
+  uses: ['authenticator', 'userSettings'],
   setup({ settings, authDb, tables, log, ports }) {
-    const table =
-      (tables.audit as { activityLog: ActivityLogTable } | undefined)?.activityLog ??
-      auditTables(settings, authDb.dialect).activityLog;
-    const store = createActivityStore(authDb, table);
+    const table = tables.activityLog;
+    const store = createActivityStore(authDb, table, log);
     const writer = createActivityWriter({ insertMany: (entries) => store.insertMany(entries), log });
     const service = createActivityService({ settings, store, table, drain: () => writer.drain() });
     // The snapshot reads whatever is stored, also when recording is off (SPEC "Frame format").
@@ -30,18 +30,20 @@ export const auditModule = {
       enqueue: (entry) => writer.enqueue(entry),
       authenticator: () => ports.find('authenticator'),
       userSettings: () => ports.find('userSettings'),
-      events: () => ports.find('events'),
+      events: () => ports.get('events'),
       log,
     });
     return {
       routers: [createAuditRouter(service)],
       onRequestEnd: (record) => recorder.onRequestEnd(record),
+      onStartup: async () => void (await store.ensureTextIndex()),
       async onShutdown() {
         await recorder.settle();
         await writer.close();
+        await store.close();
       },
     } satisfies ModuleInstance;
   },
-} satisfies SvcModule;
+});
 
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './purge.js';

@@ -1,5 +1,4 @@
-import type { CoreTables } from '../kernel/db/tables.js';
-import type { SvcModule } from '../kernel/module.js';
+import { defineModule } from '../kernel/module.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
 import { createAuthService } from './service.js';
@@ -11,12 +10,15 @@ import { createTokenSigner } from './tokens.js';
  * (SPEC "Authentication routes"). Provides the `authenticator`, `tokens`, `loginGuard` and `rateLimiter`
  * ports, and a `permissions` fallback when no other module provides one.
  */
-export const authModule = {
+export const authModule = defineModule({
   name: 'auth',
-  async setup({ settings, authDb, cache, log, ports, tables }) {
+  // `permissions`: only the fallback below, when no other module provides it.
+  provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions'],
+  uses: ['secondFactor', 'permissions'],
+  async setup({ settings, authDb, cache, log, ports, coreTables }) {
     const now = () => new Date();
-    const store = createAuthStore(authDb, tables.core as unknown as CoreTables);
-    // Both built ONCE: the signing KeyObject (issue 12) and the dummy hash of uniform login timing.
+    const store = createAuthStore(authDb, coreTables);
+    // Both built once: the signing KeyObject and the dummy hash of uniform login timing.
     const signer = createTokenSigner({ settings, now });
     const service = await createAuthService({
       settings,
@@ -35,12 +37,12 @@ export const authModule = {
     return {
       routers: [createAuthRouter(service)],
       onStartup() {
-        // rbac sets up after auth and provides the real resolver; this same-query fallback serves when the
-        // rbac module is absent.
+        // Every module is set up by now: the rbac module's resolver wins; this same-query fallback serves
+        // when it is absent.
         if (!ports.find('permissions')) {
           ports.provide('permissions', { effectivePermissions: (userId) => store.permissionsOf(userId) });
         }
       },
     };
   },
-} satisfies SvcModule;
+});

@@ -1,13 +1,12 @@
 import { eq } from 'drizzle-orm';
 import { apiBase } from '../kernel/http/server.js';
-import type { CoreTables } from '../kernel/db/tables.js';
-import type { ModuleInstance, SvcModule } from '../kernel/module.js';
+import { defineModule, moduleOptions as declareOptions, type ModuleInstance } from '../kernel/module.js';
 import { createLocalBus, createRedisBus, type BusMessage, type EventBus } from './bus.js';
 import { EVENTS_PREFIX, MAX_BUFFERED_BYTES, PING_INTERVAL_MS } from './constants.js';
 import { createEventsRouter } from './routes.js';
 import { createEventService } from './service.js';
 import { createEventSockets, type SocketUser } from './sockets.js';
-import { eventsTables, type EventsTables } from './tables.js';
+import { eventsTables } from './tables.js';
 import { createCacheTicketStore, createDatabaseTicketStore } from './tickets.js';
 
 /** Tuning of the events module; the defaults are the SPEC values (tests shorten them). */
@@ -20,10 +19,13 @@ export interface EventsModuleOptions {
   now?: () => Date;
 }
 
-/** The same options given to `createApp` (`eventsPingIntervalMs`, …) as an alternative to the factory. */
-interface EventsAppOptions {
+/** The `createApp` options of the events module: the same tuning as {@link EventsModuleOptions}. */
+export interface EventsOptions {
+  /** User re-check and `ping` interval of event sockets. @default 30000 (SPEC "Limits") */
   eventsPingIntervalMs?: number;
+  /** Unread bytes after which an event socket is closed with 1013. @default 1048576 */
   eventsMaxBufferedBytes?: number;
+  /** Clock of tickets and event timestamps. @default () => new Date() */
   eventsNow?: () => Date;
 }
 
@@ -35,22 +37,23 @@ interface EventsAppOptions {
  * createApp({ coreModules: coreModules.map((m) => (m.name === 'events' ? createEventsModule({ pingIntervalMs: 200 }) : m)) });
  */
 export function createEventsModule(moduleOptions: EventsModuleOptions = {}) {
-  return {
+  return defineModule({
     name: 'events', // router name for disable_core_routers
     tables: eventsTables,
-    async setup({ settings, authDb, cache, log, ports, options, tables }) {
-      const appOptions = options as EventsAppOptions;
+    options: declareOptions<EventsOptions>('eventsPingIntervalMs', 'eventsMaxBufferedBytes', 'eventsNow'),
+    provides: ['events'],
+    uses: ['authenticator', 'permissions', 'activity'],
+    async setup({ settings, authDb, cache, log, ports, options: appOptions, tables, coreTables }) {
       const now = moduleOptions.now ?? appOptions.eventsNow ?? (() => new Date());
       const routerDisabled = settings.disable_core_routers.includes('events');
       const wsPath = `${apiBase(settings)}${EVENTS_PREFIX}/ws`.replace(/\/{2,}/g, '/');
-      const users = (tables.core as unknown as CoreTables).user;
-      const ticketTable = (tables.events as unknown as EventsTables | undefined)?.wsTicket;
+      const users = coreTables.user;
       const tickets =
         settings.events_ticket_store === 'cache'
           ? createCacheTicketStore({ cache, now })
           : createDatabaseTicketStore({
               db: authDb,
-              table: ticketTable ?? eventsTables(settings, authDb.dialect).wsTicket,
+              table: tables.wsTicket,
               now,
             });
 
@@ -112,7 +115,7 @@ export function createEventsModule(moduleOptions: EventsModuleOptions = {}) {
         },
       } satisfies ModuleInstance;
     },
-  } satisfies SvcModule;
+  });
 }
 
 /** The events module with the SPEC timings. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SERVICE_NAME, SERVICE_VERSION } from '../app/version.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
-import type { SvcModule } from '../kernel/module.js';
+import { defineModule } from '../kernel/module.js';
 import { defineRouter } from '../kernel/router.js';
 
 /** SPEC "Limits": readiness probe database timeout. */
@@ -17,7 +17,7 @@ const LiveOut = z.object({ status: z.literal('ok') });
 const VersionOut = z.object({ version: z.string() });
 
 /** Health (`/health/`, `/health/live`, `/health/ready`) and version (`/version/`) routes, all public. */
-export const healthModule = {
+export const healthModule = defineModule({
   name: 'health',
   setup({ settings, authDb }) {
     const missing = !settings.auth_database_url && !settings.database_url;
@@ -43,4 +43,4 @@ export const healthModule = {
     }));
     return { routers: [health, version] };
   },
-} satisfies SvcModule;
+});

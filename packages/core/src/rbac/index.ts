@@ -1,23 +1,30 @@
-import type { ModuleContext, SvcModule } from '../kernel/module.js';
-import type { CoreTables } from '../kernel/db/tables.js';
+import { defineModule, moduleOptions } from '../kernel/module.js';
 import type { Router } from '../kernel/router.js';
 import { createRbacRouter } from './routes.js';
 import { createRbacService } from './service.js';
 import { createRbacStore } from './store.js';
 
+/** What the rbac module reads of the `createApp` options. */
+export interface RbacOptions {
+  /** The project's routers (their permission codenames appear in the applications listing). @default [] */
+  routers?: Router[];
+}
+
 /**
  * Role-based access control: permissions, groups, their links to users, the `permissions` port
  * (SPEC "Permission and group", "Permissions and groups").
  */
-export const rbacModule = {
+export const rbacModule = defineModule({
   name: 'permissions', // router name for disable_core_routers
-  setup({ settings, authDb, log, ports, options, tables }: ModuleContext<{ routers?: Router[] }>) {
-    const store = createRbacStore(authDb, tables.core as unknown as CoreTables);
+  options: moduleOptions<RbacOptions>('routers'),
+  provides: ['permissions'],
+  setup({ settings, authDb, log, ports, options, coreTables }) {
+    const store = createRbacStore(authDb, coreTables);
     // The sink is looked up at emit time: the events module (set up later) replaces the kernel's no-op.
     const service = createRbacService({ store, events: () => ports.get('events'), log });
-    // Provided unconditionally: rbac runs after auth, whose fallback this replaces.
+    // Provided unconditionally: auth's fallback (in its onStartup, after every setup) then stays unused.
     ports.provide('permissions', { effectivePermissions: (userId) => store.effectivePermissions(userId) });
     const router = createRbacRouter(service, { routers: () => options.routers ?? [], settings });
     return { routers: [router] };
   },
-} satisfies SvcModule;
+});

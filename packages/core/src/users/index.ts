@@ -1,14 +1,14 @@
-import type { CoreTables } from '../kernel/db/tables.js';
-import type { SvcModule } from '../kernel/module.js';
+import { defineModule } from '../kernel/module.js';
 import { createUsersRouter } from './routes.js';
 import { createUserService } from './service.js';
 import { createUserStore } from './store.js';
 
 /** User administration for superusers (SPEC "User administration"); router name `users`. */
-export const usersModule = {
+export const usersModule = defineModule({
   name: 'users',
-  setup({ settings, authDb, tables, ports }) {
-    const { user } = tables.core as unknown as CoreTables;
+  requires: ['loginGuard', 'tokens'],
+  setup({ settings, authDb, coreTables, ports }) {
+    const { user } = coreTables;
     const service = createUserService({
       settings,
       store: createUserStore(authDb, user),
@@ -20,4 +20,4 @@ export const usersModule = {
     });
     return { routers: [createUsersRouter(service)] };
   },
-} satisfies SvcModule;
+});
