@@ -13,7 +13,7 @@ import {
   type TokenPair,
 } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenRevoker } from '../kernel/ports.js';
+import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenService } from '../kernel/ports.js';
 import { createFailureTiming } from './failure-timing.js';
 import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
@@ -207,9 +207,16 @@ export async function createAuthService(deps: AuthServiceDeps) {
     hashPassword,
   };
 
-  const tokens: TokenRevoker = {
+  const tokens: TokenService = {
     async revokeAll(userId) {
       await store.deleteRefreshOf(userId);
+    },
+    signMfa: (userId, claims) => signer.signMfa(userId, claims),
+    checkMfa(token) {
+      const check = signer.check(token, TOKEN_TYPES.mfa);
+      if (!check.ok) return null;
+      const { sub, ...claims } = check.claims;
+      return { userId: sub, claims };
     },
   };
 

@@ -27,10 +27,32 @@ export interface PermissionResolver {
   effectivePermissions(userId: string): Promise<string[]>;
 }
 
-/** Revocation of a user's logins (implemented by `auth`). */
-export interface TokenRevoker {
-  revokeAll(userId: string): Promise<void>;
+/** A verified `mfa_token`: its user and the claims its issuer put in. */
+export interface MfaTokenClaims {
+  userId: string;
+  claims: Record<string, unknown>;
 }
+
+/**
+ * The service's tokens beyond the access token (implemented by `auth`, whose signer holds the key, the
+ * algorithm and the clock): revocation of a user's logins, and the `mfa_token` of a login's second step.
+ */
+export interface TokenService {
+  revokeAll(userId: string): Promise<void>;
+  /**
+   * Signs an `mfa_token` for `userId` carrying `claims` (SPEC "Tokens (JWT)": type `mfa`, valid
+   * `mfa_otp_expire_minutes`).
+   */
+  signMfa(userId: string, claims: Record<string, string | number | null>): string;
+  /**
+   * Verifies an `mfa_token` by the rules of every token (signature, algorithm, expiry, an `iat` in the future,
+   * `type`, `sub`; SPEC "Authentication" 3) on the service's clock; null when it is refused.
+   */
+  checkMfa(token: string): MfaTokenClaims | null;
+}
+
+/** @deprecated use TokenService (the `tokens` port also issues and checks MFA tokens now) */
+export type TokenRevoker = TokenService;
 
 /** Payloads of core events (SPEC "Event types and audience"). */
 export interface CoreEvents {
@@ -142,7 +164,7 @@ export interface UserSettingsReader {
 export interface Ports {
   authenticator: Authenticator;
   permissions: PermissionResolver;
-  tokens: TokenRevoker;
+  tokens: TokenService;
   events: EventSink;
   activity: ActivityReader;
   secondFactor: SecondFactor;

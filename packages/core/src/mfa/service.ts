@@ -1,10 +1,9 @@
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import { randomUUID } from 'node:crypto';
 import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AuthUser, PortRegistry, SecondFactor } from '../kernel/ports.js';
+import type { AuthUser, PortRegistry, SecondFactor, TokenPair } from '../kernel/ports.js';
 import { generateBackupCodes, normaliseBackupCode } from './backup-codes.js';
 import {
   BACKUP_CODE_CAS_RETRIES,
@@ -25,12 +24,6 @@ export interface MfaStatus {
   method: MfaMethod | null;
 }
 
-export interface TokenPair {
-  access_token: string;
-  token_type: 'bearer';
-  refresh_token: string;
-}
-
 export interface MfaServiceDeps {
   settings: Settings;
   cache: Cache;
@@ -44,7 +37,6 @@ export interface MfaServiceDeps {
 
 /** The claim of the `mfa_token` carrying the challenge id. */
 const CHALLENGE_CLAIM = 'cid';
-const MFA_TOKEN_TYPE = 'mfa';
 /** The claim of the `mfa_token` carrying the user's `password_changed_at` (epoch ms or null) at its start. */
 const PASSWORD_CLAIM = 'pwc';
 
@@ -56,11 +48,11 @@ export function createMfaService(deps: MfaServiceDeps) {
   const { settings, cache, store, sender, log, ports } = deps;
   const now = deps.now ?? (() => new Date());
   const keys = deriveMfaKeys(settings);
-  // Built once: jsonwebtoken accepts a KeyObject for HMAC algorithms (SPEC "Tokens (JWT)": secret_key).
-  const signingKey: KeyObject = createSecretKey(Buffer.from(settings.secret_key));
   const otpMinutes = settings.mfa_otp_expire_minutes;
 
   const loginGuard = () => ports.get('loginGuard');
+  // The mfa_token is signed and checked by auth's token service: one key, one clock, the rules of every token.
+  const tokens = () => ports.get('tokens');
 
   /** SPEC "Limits": the MFA check and email/SMS setup count against `auth_rate_limit`. */
   async function rateLimit(clientIp: string): Promise<void> {
@@ -225,19 +217,13 @@ export function createMfaService(deps: MfaServiceDeps) {
     /** Absent in tokens signed before the claim existed. */
     passwordChangedAt: number | null | undefined;
   } {
-    let claims: jwt.JwtPayload | string;
-    try {
-      claims = jwt.verify(token, signingKey, { algorithms: [settings.algorithm] });
-    } catch {
-      throw invalidToken();
-    }
-    if (typeof claims !== 'object' || claims.type !== MFA_TOKEN_TYPE) throw invalidToken();
-    const challengeId = (claims as Record<string, unknown>)[CHALLENGE_CLAIM];
-    if (typeof claims.sub !== 'string' || !claims.sub || typeof challengeId !== 'string')
-      throw invalidToken();
-    const changedAt = (claims as Record<string, unknown>)[PASSWORD_CLAIM];
+    const checked = tokens().checkMfa(token);
+    if (!checked) throw invalidToken();
+    const challengeId = checked.claims[CHALLENGE_CLAIM];
+    if (typeof challengeId !== 'string') throw invalidToken();
+    const changedAt = checked.claims[PASSWORD_CLAIM];
     if (typeof changedAt !== 'number' && changedAt !== null && changedAt !== undefined) throw invalidToken();
-    return { userId: claims.sub, challengeId, passwordChangedAt: changedAt };
+    return { userId: checked.userId, challengeId, passwordChangedAt: changedAt };
   }
 
   /** Whether `input` is a valid second factor of `config` for this challenge, consuming what it uses. */
@@ -389,15 +375,7 @@ export function createMfaService(deps: MfaServiceDeps) {
       }
       // The password change the challenge was started after: a later change ends it (SPEC "Authentication" 8).
       const changedAt = user.passwordChangedAt?.getTime() ?? null;
-      return jwt.sign(
-        { type: MFA_TOKEN_TYPE, [CHALLENGE_CLAIM]: id, [PASSWORD_CLAIM]: changedAt },
-        signingKey,
-        {
-          algorithm: settings.algorithm,
-          subject: user.id,
-          expiresIn: otpMinutes * 60,
-        },
-      );
+      return tokens().signMfa(user.id, { [CHALLENGE_CLAIM]: id, [PASSWORD_CLAIM]: changedAt });
     },
 
     /**
