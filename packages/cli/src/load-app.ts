@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { App } from '@svc/core';
+import { codeFrame, type SourceLocation } from '@svc/core/internal';
 import { CliError } from './errors.js';
 
 /** `--app` default: module `main` of the project directory, export `app` (SPEC "Command-line interface"). */
@@ -40,8 +42,13 @@ export function resolveAppSpec(baseDir: string, spec: string = DEFAULT_APP_SPEC)
   const file = candidates.find((candidate) => existsSync(candidate));
   if (!file) {
     const names = candidates.map((candidate) => relative(baseDir, candidate) || candidate).join(', ');
+    // A first `svc serve` in an empty folder: the fix is `svc init`, which writes a starter main.ts.
+    const fix =
+      spec === DEFAULT_APP_SPEC
+        ? 'run `svc init` there to start a project (it writes a starter main.ts), or name the project with --base-dir'
+        : 'check --app (a module path relative to --base-dir, without extension, then :export)';
     throw new CliError(
-      `cannot find the app module: none of ${names} exists in ${resolve(baseDir)} (--app ${spec})`,
+      `cannot find the app module: none of ${names} exists in ${resolve(baseDir)} (--app ${spec}); ${fix}`,
     );
   }
   return { file, exportName };
@@ -97,7 +104,7 @@ export async function loadApp(options: { baseDir: string; spec?: string }): Prom
         `cannot load ${shown}: the project is not an ES module package, so ${shown} cannot import @svc/core; run \`npm pkg set type=module\` (${firstLine(error)})`,
       );
     }
-    throw new CliError(`cannot load ${shown}: ${firstLine(error)}`);
+    throw new CliError(`cannot load ${shown}: ${describeLoadError(error, file, options.baseDir)}`);
   }
   if (!(exportName in module)) {
     throw new CliError(`${shown} has no export '${exportName}' (--app ${spec})`);
@@ -126,6 +133,77 @@ export async function loadAppIfPresent(options: {
     throw error;
   }
   return loadApp(options);
+}
+
+/** A path as the CLI shows it: relative to the project directory when inside it, else absolute. */
+function shownPath(file: string, baseDir: string): string {
+  const rel = relative(baseDir, file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+/** `file:line:column: reason`, then the lines around it with a caret (docs/cli.md "Errors"). */
+function withLocation(location: SourceLocation, reason: string, baseDir: string): string {
+  const head = `${shownPath(location.file, baseDir)}:${location.line}:${location.column}: ${reason}`;
+  let source: string;
+  try {
+    source = readFileSync(location.file, 'utf8');
+  } catch {
+    return head;
+  }
+  return `${head}\n${codeFrame(source, location.line, location.column)}`;
+}
+
+/** tsx compiles TypeScript with esbuild: `Transform failed with N error(s):` then `file:line:column: ERROR: reason`. */
+const ESBUILD_ERROR = /^(.+?):(\d+):(\d+): ERROR: (.+)$/gm;
+
+/** A stack frame `at … (/path/file.ts:12:5)` or `at file:///path/file.ts:12:5`. */
+const STACK_FRAME = /^\s+at (?:.*?\()?((?:file:\/\/)?[^()\s]+?):(\d+):(\d+)\)?$/gm;
+
+/** `node --check` prints `<file>:<line>`, the line, then a caret under the column. */
+const NODE_CHECK_HEAD = /^(.+):(\d+)$/;
+
+/**
+ * Where a JavaScript module's syntax error is: Node's SyntaxError from `import()` carries no file or line
+ * (only its own uncaught-error printer knows them), so `node --check` parses the file again and prints them.
+ */
+function javaScriptSyntaxLocation(file: string): SourceLocation | undefined {
+  const checked = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  if (checked.status === 0) return undefined;
+  const [head, code, caret] = (checked.stderr ?? '').split('\n');
+  const match = NODE_CHECK_HEAD.exec(head ?? '');
+  if (!match || code === undefined || caret === undefined || !caret.includes('^')) return undefined;
+  return { file, line: Number(match[2]), column: caret.indexOf('^') + 1 };
+}
+
+/**
+ * The reason a project module failed to load, with the place when one is known: a TypeScript syntax error
+ * (esbuild's first error, with a count of the others), a JavaScript syntax error in the app module, or an
+ * error thrown while the project's code ran (its first stack frame in the project, not in node_modules).
+ */
+export function describeLoadError(error: unknown, appFile: string, baseDir: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const esbuildErrors = [...message.matchAll(ESBUILD_ERROR)];
+  if (esbuildErrors.length > 0) {
+    const [, file, line, column, reason] = esbuildErrors[0]!;
+    const more = esbuildErrors.length > 1 ? ` (and ${esbuildErrors.length - 1} more)` : '';
+    const location = { file: resolve(baseDir, file!), line: Number(line), column: Number(column) + 1 };
+    return withLocation(location, `syntax error: ${reason}${more}`, baseDir);
+  }
+  const name = (error as Error)?.name;
+  if (name === 'SyntaxError' && !/\.ts$/.test(appFile)) {
+    const location = javaScriptSyntaxLocation(appFile);
+    if (location) return withLocation(location, `syntax error: ${message}`, baseDir);
+  }
+  const stack = (error as Error)?.stack ?? '';
+  const projectRoot = resolve(baseDir) + sep;
+  for (const [, where, line, column] of stack.matchAll(STACK_FRAME)) {
+    const file = where!.startsWith('file://') ? fileURLToPath(where!) : where!;
+    if (file.startsWith(projectRoot) && !file.includes(`${sep}node_modules${sep}`) && existsSync(file)) {
+      const reason = name && name !== 'Error' ? `${name}: ${firstLine(error)}` : firstLine(error);
+      return withLocation({ file, line: Number(line), column: Number(column) }, reason, baseDir);
+    }
+  }
+  return firstLine(error);
 }
 
 /** Whether the nearest package.json above `dir` says `"type": "module"`. */

@@ -17,6 +17,8 @@ export interface ProjectSettingsOptions {
   overrides?: Partial<SettingsInput> & Record<string, unknown>;
   /** @default process.env */
   env?: Record<string, string | undefined>;
+  /** How an error names the source of `overrides`: `the command line`. @default 'createApp({ settings })' */
+  overridesSource?: string;
   /** Refuse a missing or short secret key (SPEC "Startup rules" 1). @default true */
   requireSecretKey?: boolean;
 }
@@ -33,6 +35,7 @@ export function loadProjectSettings(options: ProjectSettingsOptions): Settings {
       baseDir: options.baseDir,
       env: options.env,
       overrides: options.overrides,
+      overridesSource: options.overridesSource,
       requireSecretKey: options.requireSecretKey,
     });
   } catch (error) {

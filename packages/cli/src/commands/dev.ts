@@ -1,13 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { basename, extname, join, relative, sep } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { resolveAppSpec } from '../load-app.js';
 import { cliLine } from '../output.js';
-import { resolveBaseDir } from '../project.js';
-import { cliEntryPath, serveArgvOf, trustProxyOf, withServerOptions, type ServerArgs } from './serve.js';
+import { loadProjectSettings, resolveBaseDir } from '../project.js';
+import {
+  checkPortOption,
+  cliEntryPath,
+  portInUseMessage,
+  serveArgvOf,
+  settingsOverridesOf,
+  trustProxyOf,
+  withServerOptions,
+  type ServerArgs,
+} from './serve.js';
 
 /** SPEC "Command-line interface", `svc dev`: reload on changes of sources, YAML and `.env`. */
 export const DEV_WATCHED_EXTENSIONS = ['.ts', '.js', '.mjs', '.yaml', '.yml'] as const;
@@ -101,6 +111,34 @@ export function watchProject(root: string, onChange: (path: string) => void): Pr
       unwatchTree(root);
     },
   };
+}
+
+/**
+ * Refuses a port another program holds before the first server starts: the child would report it and then
+ * wait for a file change that cannot help (docs/cli.md "Errors"). Settings that do not load are left to the
+ * child, which reports them and restarts once they are fixed.
+ */
+async function checkPortIsFree(args: ServerArgs, baseDir: string): Promise<void> {
+  let host: string;
+  let port: number;
+  try {
+    const settings = loadProjectSettings({
+      baseDir,
+      overrides: settingsOverridesOf(args),
+      overridesSource: 'the command line',
+      requireSecretKey: false,
+    });
+    ({ host, port } = settings);
+  } catch {
+    return;
+  }
+  if (port === 0) return;
+  const problem = await new Promise<NodeJS.ErrnoException | undefined>((resolvePromise) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolvePromise(error));
+    probe.listen(port, host, () => probe.close(() => resolvePromise(undefined)));
+  });
+  if (problem?.code === 'EADDRINUSE') throw new CliError(portInUseMessage(`${host}:${port}`, port));
 }
 
 /**
@@ -212,6 +250,8 @@ export const devCommand: CommandModule<object, ServerArgs> = {
     // Problems the child would only report after a change are refused now.
     resolveAppSpec(baseDir, argv.app);
     trustProxyOf(argv, process.env);
+    checkPortOption(argv.port);
+    await checkPortIsFree(argv, baseDir);
     argv.exitCode = await runDev(argv);
   },
 };

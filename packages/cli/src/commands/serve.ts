@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { App } from '@svc/core';
+import { findSettingTypos, settingTypoMessage } from '@svc/core/internal';
 import { warnIfBehind } from '@svc/migrations';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
@@ -105,6 +106,14 @@ export function trustProxyOf(args: ServerArgs, env: Record<string, string | unde
   return entries;
 }
 
+/** SPEC "Configuration": `port` is 1 to 65535; `--port` is refused here, naming the option, not the setting. */
+export function checkPortOption(port: number | undefined): void {
+  if (port === undefined) return;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new CliError(`--port must be a whole number from 1 to 65535 (got ${String(port)})`, 2);
+  }
+}
+
 /** Settings the command line overrides: host and port win over every other source; `--log-level` when given. */
 export function settingsOverridesOf(args: ServerArgs): Record<string, unknown> {
   const overrides: Record<string, unknown> = {};
@@ -174,7 +183,10 @@ async function startServer(args: ServerArgs): Promise<StartedServer> {
   useLogFormat(runtime.settings.log_format);
   // SPEC "Versioning" 4: an upgrade of the core must never silently leave the database behind. With
   // several workers the first one says it.
-  if (!cluster.isWorker || cluster.worker?.id === 1) await warnIfBehind(runtime, baseDir);
+  if (!cluster.isWorker || cluster.worker?.id === 1) {
+    warnAboutSettingTypos(baseDir);
+    await warnIfBehind(runtime, baseDir);
+  }
   try {
     const { url } = await app.listen({ trustProxy });
     return { app, url, docsEnabled: runtime.settings.docs_enabled, logFormat: runtime.settings.log_format };
@@ -182,11 +194,30 @@ async function startServer(args: ServerArgs): Promise<StartedServer> {
     await app.close().catch(() => undefined);
     const where = `${runtime.settings.host}:${runtime.settings.port}`;
     const code = (error as NodeJS.ErrnoException)?.code;
-    if (code === 'EADDRINUSE') throw new CliError(`cannot listen on ${where}: address already in use`);
+    if (code === 'EADDRINUSE') throw new CliError(portInUseMessage(where, runtime.settings.port));
     if (code === 'EACCES') throw new CliError(`cannot listen on ${where}: permission denied`);
     if (code === 'EADDRNOTAVAIL') throw new CliError(`cannot listen on ${where}: address not available`);
     throw new CliError(`cannot listen on ${where}: ${firstLine(error)}`);
   }
+}
+
+/**
+ * The one line of a port another program holds, with the fix (docs/cli.md "Errors").
+ * @example
+ * portInUseMessage('127.0.0.1:8000', 8000)
+ */
+export function portInUseMessage(where: string, port: number): string {
+  const other = port > 0 && port < 65535 ? ` --port ${port + 1}` : ' --port';
+  return `cannot listen on ${where}: the port is already in use (another server running?); stop it or choose another port with${other} (or SVC_PORT)`;
+}
+
+/**
+ * SPEC "Configuration" allows unknown keys, so a misspelt setting (`SVC_PROT`, `acess_token_expire_minutes`
+ * in svc.yaml) would silently do nothing: say so once at start-up, with the setting it is close to.
+ */
+function warnAboutSettingTypos(baseDir: string): void {
+  for (const typo of findSettingTypos({ baseDir, env: process.env }))
+    cliLine('warning', settingTypoMessage(typo));
 }
 
 /**
@@ -272,7 +303,11 @@ async function serveWorker(args: ServerArgs): Promise<number> {
 async function servePrimary(args: ServeArgs, workers: number): Promise<number> {
   const baseDir = resolveBaseDir(args.baseDir);
   // Refuse a bad configuration or a missing app module once, here, rather than once per worker.
-  const settings = loadProjectSettings({ baseDir, overrides: settingsOverridesOf(args) });
+  const settings = loadProjectSettings({
+    baseDir,
+    overrides: settingsOverridesOf(args),
+    overridesSource: 'the command line',
+  });
   // The primary runs no app: its lines follow the project's settings until a worker reports the format its
   // app logs in (SPEC "Startup rules" 5).
   useLogFormat(settings.log_format);
@@ -382,6 +417,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new CliError(`--workers must be a whole number of at least 1 (got ${String(argv.workers)})`, 2);
     }
+    checkPortOption(argv.port);
     if (cluster.isWorker) argv.exitCode = await serveWorker(argv);
     else if (workers > 1) argv.exitCode = await servePrimary(argv, workers);
     else argv.exitCode = await serveSingle(argv);
