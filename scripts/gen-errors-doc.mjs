@@ -17,7 +17,9 @@ Every error answers with the uniform body \`{"detail": [{"loc", "msg", "type", "
 \`msg\` is translated by \`default_locale\` or, with \`use_accept_language\`, the \`Accept-Language\` header
 (English and German ship). Every 401 carries \`WWW-Authenticate: Bearer\`; a 429 for a locked account
 carries \`Retry-After\`. Validation errors list one item per field with \`type\` such as \`missing\`,
-\`string_type\` or \`too_small\`.
+\`string_type\` or \`too_small\`; a value outside its bounds carries them in \`params\`: \`min\` or
+\`max\` (a length for strings, a count for lists, the value for numbers), with \`inclusive: false\` for an
+exclusive bound (\`gt\`, \`lt\`).
 
 Codes are public API: they are added, never renamed or reused. This table is generated from
 \`packages/core/src/kernel/errors/codes.ts\` (\`pnpm --filter @svc/cli exec tsx ../../scripts/gen-errors-doc.mjs\`); a test fails

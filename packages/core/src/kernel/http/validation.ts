@@ -16,6 +16,27 @@ function issueType(issue: ZodError['issues'][number], input: unknown): string {
 }
 
 /**
+ * The bound a too-small or too-large value missed, for the error's `params` (SPEC "Errors", uniform format):
+ * `{min}` or `{max}` is a length for strings, a count for lists and the value for numbers and dates; an
+ * exclusive bound (`gt`, `lt`) adds `inclusive: false`. A client can say "at least 3 characters" in its own
+ * language without parsing the message.
+ */
+function boundsOf(issue: ZodError['issues'][number]): Record<string, unknown> | undefined {
+  if (issue.code !== 'too_small' && issue.code !== 'too_big') return undefined;
+  const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+  // JSON has no bigint; a Date bound is sent as its ISO time.
+  const value =
+    typeof bound === 'bigint'
+      ? Number(bound)
+      : (bound as unknown) instanceof Date
+        ? (bound as unknown as Date).toISOString()
+        : bound;
+  const params: Record<string, unknown> = { [issue.code === 'too_small' ? 'min' : 'max']: value };
+  if (issue.inclusive === false) params.inclusive = false;
+  return params;
+}
+
+/**
  * C0 control characters other than tab, line feed and carriage return, DEL, and UTF-16 surrogates that are not
  * part of a pair. None has a use in API text: NUL cannot be stored by PostgreSQL (the same request would be
  * stored on SQLite and a 500 on PostgreSQL), a lone surrogate cannot be encoded as UTF-8 (it would be stored
@@ -73,6 +94,7 @@ export function validate<T>(schema: ZodType<T>, input: unknown, where: 'body' | 
         loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
         type: issueType(issue, input),
         message: issue.message,
+        params: boundsOf(issue),
       }),
   );
   const [first, ...rest] = errors;
