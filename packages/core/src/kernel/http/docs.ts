@@ -199,9 +199,27 @@ export function buildOpenApiDocument(options: DocsOptions, core: boolean): Recor
     info: {
       title: core ? `${options.title} (core)` : options.title,
       version: options.version,
-      description: options.description,
+      description: describeDocument(options, core),
     },
   }) as unknown as Record<string, unknown>;
+}
+
+/** Whether the project has routes of its own to document at `/docs` (hidden ones are not documented). */
+function hasProjectRoutes(routes: CompiledRoute[]): boolean {
+  return routes.some((r) => !r.core && !r.route.options.hidden);
+}
+
+/**
+ * The page description: the project's own text, then a pointer to the other page. `/docs` shows only the
+ * project's routes; a newcomer looking for login or users must learn that they are at `/docs/core`.
+ */
+function describeDocument(options: DocsOptions, core: boolean): string {
+  const pointer = core
+    ? hasProjectRoutes(options.routes)
+      ? "The project's own routes are documented at [/docs](/docs)."
+      : ''
+    : 'The core routes (login and tokens, users, groups and permissions, user settings, MFA, health) are documented at [/docs/core](/docs/core).';
+  return [options.description, pointer].filter((text) => text !== '').join('\n\n');
 }
 
 /**
@@ -251,6 +269,15 @@ export function mountDocs(app: express.Express, options: DocsOptions): void {
       router.get('/', swaggerUi.setup(undefined, uiOptions('/openapi.json')));
       return router;
     }));
+  // The server's address opened in a browser, the first thing a newcomer does: the root has no route of its
+  // own, and a 404 there looks broken. It leads to the documentation (docs/getting-started.md): the
+  // project's routes when it has some, else the core routes, which is also where /docs leads then, since
+  // an empty page of project routes would look broken too.
+  const home = hasProjectRoutes(options.routes) ? '/docs/' : '/docs/core'; // /docs itself redirects to /docs/
+  app.get('/', (_req, res) => res.redirect(302, home));
+  if (home === '/docs/core') {
+    app.get('/docs', localOnly, (_req, res) => res.redirect(302, '/docs/core'));
+  }
   app.use('/docs', localOnly, (req, res, next) => {
     loadUi().then((router) => router(req, res, next), next);
   });
