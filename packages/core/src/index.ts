@@ -35,7 +35,18 @@ export { PaginationQuery, pageOf, pageSchema, type Page } from './kernel/paginat
 export type { Cache } from './kernel/cache/cache.js';
 export type { Database } from './kernel/db/database.js';
 export type { Logger } from './kernel/log/logger.js';
-export type { AuthUser, Audience, CoreEvents } from './kernel/ports.js';
+export type { AuthUser, Audience, CoreEvents, Ports } from './kernel/ports.js';
 export type { MfaSender, EmailCodeMessage, SmsCodeMessage } from './mfa/sender.js';
-export type { SvcModule, ModuleContext, ModuleInstance, RequestRecord } from './kernel/module.js';
+export { defineModule, moduleOptions } from './kernel/module.js';
+export type {
+  SvcModule,
+  ModuleContext,
+  ModuleDefinition,
+  ModuleInstance,
+  ModuleOptions,
+  ModulePorts,
+  PortName,
+  RequestRecord,
+} from './kernel/module.js';
+export type { CoreTables, Dialect } from './kernel/db/tables.js';
 export { z } from 'zod';

@@ -15,8 +15,6 @@ import {
 } from './schemas.js';
 import type { AuthService } from './service.js';
 
-const me = (user: AuthUser | null): AuthUser => user!; // `user` routes: the guard guarantees a user
-
 /** The `auth` router (SPEC "Authentication routes", except the settings routes). */
 export function createAuthRouter(service: AuthService): Router {
   const auth = defineRouter({ prefix: '/auth', name: 'auth', tags: ['auth'] });
@@ -49,7 +47,7 @@ export function createAuthRouter(service: AuthService): Router {
   auth.post(
     '/logout',
     { summary: 'Log out (revoke this login, or all logins)', body: LogoutBody, status: 204 },
-    async (ctx) => service.logout(me(ctx.user), ctx.body.refresh_token),
+    async (ctx) => service.logout(ctx.user, ctx.body.refresh_token),
   );
 
   auth.post(
@@ -61,7 +59,7 @@ export function createAuthRouter(service: AuthService): Router {
   auth.get('/user', { summary: 'The current user', response: CurrentUserOut }, async (ctx) => {
     // issue 9: the guard loaded the caller and their permissions in this request already; the profile query
     // runs only when it did not (the swagger_noauth superuser).
-    const user = me(ctx.user) as AuthUser & { permissions?: string[] };
+    const user = ctx.user as AuthUser & { permissions?: string[] };
     if (user.permissions) return { ...toUserOut(user), permissions: user.permissions };
     const row = await service.profile(user.id);
     return { ...toUserOut(row), permissions: row.permissions };
@@ -71,7 +69,7 @@ export function createAuthRouter(service: AuthService): Router {
     '/user',
     { summary: 'Update the current user', body: UserPatchBody, response: CurrentUserOut },
     async (ctx) => {
-      const row = await service.updateProfile(me(ctx.user).id, ctx.body);
+      const row = await service.updateProfile(ctx.user.id, ctx.body);
       return { ...toUserOut(row), permissions: row.permissions };
     },
   );
@@ -79,7 +77,7 @@ export function createAuthRouter(service: AuthService): Router {
   auth.post(
     '/user/password',
     { summary: 'Change the own password', body: PasswordChangeBody, status: 204 },
-    async (ctx) => service.changePassword(me(ctx.user).id, ctx.body),
+    async (ctx) => service.changePassword(ctx.user.id, ctx.body),
   );
 
   return auth;

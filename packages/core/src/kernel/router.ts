@@ -54,12 +54,23 @@ export type HandlerSettings = Settings & {
 };
 
 /** What a handler receives. */
-export interface HandlerContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+export interface HandlerContext<
+  P = Record<string, string>,
+  Q = Record<string, unknown>,
+  B = unknown,
+  U extends AuthUser | null = AuthUser | null,
+> {
   params: P;
   query: Q;
   body: B;
-  /** The authenticated user; null on a public route without token (or with `global_noauth`). */
-  user: AuthUser | null;
+  /**
+   * The authenticated user. On a route that is not public it is always there (the guard answered 401
+   * otherwise); with `global_noauth` (development only), where nobody is authenticated, reading it there
+   * answers 401 `auth.not_authenticated`. On a public route: the caller of a valid token, else null.
+   */
+  user: U;
+  /** The authenticated user or null, on any route (null with `global_noauth`). */
+  caller: AuthUser | null;
   /** The main database (`database_url`, else the auth database). */
   db: Database;
   authDb: Database;
@@ -87,15 +98,49 @@ export interface HandlerContext<P = Record<string, string>, Q = Record<string, u
 
 type Infer<T, D> = T extends ZodType ? z.output<T> : D;
 
-export type Handler<P extends ZodType, Q extends ZodType, B extends ZodType> = (
-  ctx: HandlerContext<Infer<P, Record<string, string>>, Infer<Q, Record<string, unknown>>, Infer<B, unknown>>,
+/** A parameter name as written after `:` up to the next character that cannot be part of it. */
+type ParamName<S extends string> = S extends `${infer Name}${'.' | '-' | '}' | '{' | '*'}${string}`
+  ? Name
+  : S;
+type ParamNames<Path extends string> = Path extends `${string}:${infer Rest}`
+  ? Rest extends `${infer Head}/${infer Tail}`
+    ? ParamName<Head> | ParamNames<`/${Tail}`>
+    : ParamName<Rest>
+  : never;
+
+/**
+ * The path parameters of a route path written with `:name` segments, e.g. `'/:noteId/archive'` gives
+ * `{ noteId: string }` (routes without a `params` schema).
+ */
+export type PathParams<Path extends string> = string extends Path
+  ? Record<string, string>
+  : { [K in ParamNames<Path>]: string };
+
+/** Who `ctx.user` can be: a user on a route that is not public, also null on a public one. */
+export type RouteUser<RouterPublic, RoutePublic> = RouterPublic extends true
+  ? AuthUser | null
+  : RoutePublic extends true
+    ? AuthUser | null
+    : AuthUser;
+
+export type Handler<
+  P extends ZodType | undefined,
+  Q extends ZodType | undefined,
+  B extends ZodType | undefined,
+  Path extends string = string,
+  U extends AuthUser | null = AuthUser | null,
+> = (
+  ctx: HandlerContext<Infer<P, PathParams<Path>>, Infer<Q, Record<string, unknown>>, Infer<B, unknown>, U>,
 ) => unknown;
 
 export interface RouteDefinition {
   method: HttpMethod;
   path: string;
   options: RouteOptions;
-  handler: (ctx: HandlerContext<any, any, any>) => unknown;
+  // The route's own inferred context types are checked where it is declared (Router's methods); stored
+  // side by side, routes of every shape are called with the context the kernel builds.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handler: (ctx: HandlerContext<any, any, any, any>) => unknown;
 }
 
 /** Router options. */
@@ -105,37 +150,44 @@ export interface RouterOptions extends ProtectionOptions {
   tags?: string[];
   /** Name for `disable_routers` / `disable_core_routers`. @default prefix without slashes */
   name?: string;
+  /**
+   * Descriptions of the permission codenames this router's routes declare, stored by `svc permissions sync`
+   * (docs/routers.md "Permissions"), e.g. `{ 'notes.read': 'Read notes' }`.
+   */
+  permissionDescriptions?: Record<string, string>;
 }
 
-export interface Router {
+/**
+ * Adds one route. `ctx.params` comes from the `params` schema, else from the path (`'/:noteId'` gives
+ * `ctx.params.noteId: string`); `ctx.user` is non-null unless the route or its router is public.
+ */
+export type AddRoute<RouterPublic extends boolean> = <
+  const Path extends string,
+  P extends ZodType | undefined = undefined,
+  Q extends ZodType | undefined = undefined,
+  B extends ZodType | undefined = undefined,
+  Public extends boolean | undefined = undefined,
+>(
+  path: Path,
+  options: RouteOptions<NonNullable<P>, NonNullable<Q>, NonNullable<B>> & {
+    params?: P;
+    query?: Q;
+    body?: B;
+    public?: Public;
+  },
+  handler: Handler<P, Q, B, Path, RouteUser<RouterPublic, Public>>,
+) => Router<RouterPublic>;
+
+/** A router; `RouterPublic` is true when its options say `public: true` (every route is then public). */
+export interface Router<RouterPublic extends boolean = boolean> {
   readonly options: RouterOptions;
   readonly name: string;
   readonly routes: RouteDefinition[];
-  get<P extends ZodType, Q extends ZodType, B extends ZodType>(
-    path: string,
-    options: RouteOptions<P, Q, B>,
-    handler: Handler<P, Q, B>,
-  ): Router;
-  post<P extends ZodType, Q extends ZodType, B extends ZodType>(
-    path: string,
-    options: RouteOptions<P, Q, B>,
-    handler: Handler<P, Q, B>,
-  ): Router;
-  put<P extends ZodType, Q extends ZodType, B extends ZodType>(
-    path: string,
-    options: RouteOptions<P, Q, B>,
-    handler: Handler<P, Q, B>,
-  ): Router;
-  patch<P extends ZodType, Q extends ZodType, B extends ZodType>(
-    path: string,
-    options: RouteOptions<P, Q, B>,
-    handler: Handler<P, Q, B>,
-  ): Router;
-  delete<P extends ZodType, Q extends ZodType, B extends ZodType>(
-    path: string,
-    options: RouteOptions<P, Q, B>,
-    handler: Handler<P, Q, B>,
-  ): Router;
+  get: AddRoute<RouterPublic>;
+  post: AddRoute<RouterPublic>;
+  put: AddRoute<RouterPublic>;
+  patch: AddRoute<RouterPublic>;
+  delete: AddRoute<RouterPublic>;
 }
 
 /**
@@ -144,18 +196,21 @@ export interface Router {
  * const notes = defineRouter({ prefix: '/notes', permissions: ['notes.read'] });
  * notes.get('/', { summary: 'List notes' }, async () => [{ id: 1 }]);
  */
-export function defineRouter(options: RouterOptions = {}): Router {
+export function defineRouter<const O extends RouterOptions = Record<never, never>>(
+  options?: O,
+): Router<O['public'] extends true ? true : false> {
+  type Public = O['public'] extends true ? true : false;
+  const given: RouterOptions = options ?? {};
   const routes: RouteDefinition[] = [];
-  const name =
-    options.name ?? ((options.prefix ?? '').replace(/^\/+|\/+$/g, '').replace(/\//g, '.') || 'root');
+  const name = given.name ?? ((given.prefix ?? '').replace(/^\/+|\/+$/g, '').replace(/\//g, '.') || 'root');
   const add =
     (method: HttpMethod) =>
-    (path: string, routeOptions: RouteOptions<any, any, any>, handler: (ctx: any) => unknown): Router => {
+    (path: string, routeOptions: RouteOptions, handler: RouteDefinition['handler']): Router<Public> => {
       routes.push({ method, path, options: routeOptions, handler });
       return router;
     };
-  const router: Router = {
-    options,
+  const router: Router<Public> = {
+    options: given,
     name,
     routes,
     get: add('GET'),

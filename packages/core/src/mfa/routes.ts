@@ -1,5 +1,4 @@
 import { defineRouter, type Router } from '../kernel/router.js';
-import type { AuthUser } from '../kernel/ports.js';
 import {
   BackupCodesOut,
   MfaCodeBody,
@@ -15,8 +14,6 @@ import type { MfaService } from './service.js';
 /** The routes of SPEC "Multi-factor routes" (router name `mfa` for `disable_core_routers`). */
 export function createMfaRouter(service: MfaService): Router {
   const mfa = defineRouter({ prefix: '/mfa', name: 'mfa', tags: ['mfa'] });
-  // Every route but /verify requires a user, so the guard has set ctx.user.
-  const me = (user: AuthUser | null) => user!;
 
   mfa.post(
     '/verify',
@@ -30,33 +27,33 @@ export function createMfaRouter(service: MfaService): Router {
     (ctx) => service.verify(ctx.body.mfa_token, ctx.body.code, ctx.clientIp),
   );
   mfa.get('/status', { summary: 'MFA status of the current user', response: MfaStatusOut }, (ctx) =>
-    service.status(me(ctx.user)),
+    service.status(ctx.user),
   );
   mfa.post('/totp/setup', { summary: 'Start TOTP enrolment', response: TotpSetupOut }, (ctx) =>
-    service.setupTotp(me(ctx.user)),
+    service.setupTotp(ctx.user),
   );
   mfa.post(
     '/totp/confirm',
     { summary: 'Confirm TOTP enrolment', body: MfaCodeBody, response: MfaStatusOut },
-    (ctx) => service.confirmTotp(me(ctx.user), ctx.body.code),
+    (ctx) => service.confirmTotp(ctx.user, ctx.body.code),
   );
   mfa.post('/email/setup', { summary: 'Start email-code enrolment', response: BackupCodesOut }, (ctx) =>
-    service.setupEmail(me(ctx.user), ctx.clientIp),
+    service.setupEmail(ctx.user, ctx.clientIp),
   );
   mfa.post(
     '/email/confirm',
     { summary: 'Confirm email-code enrolment', body: MfaCodeBody, response: MfaStatusOut },
-    (ctx) => service.confirmEmail(me(ctx.user), ctx.body.code),
+    (ctx) => service.confirmEmail(ctx.user, ctx.body.code),
   );
   mfa.post(
     '/sms/setup',
     { summary: 'Start SMS-code enrolment', body: SmsSetupBody, response: BackupCodesOut },
-    (ctx) => service.setupSms(me(ctx.user), ctx.body.phone_number, ctx.clientIp),
+    (ctx) => service.setupSms(ctx.user, ctx.body.phone_number, ctx.clientIp),
   );
   mfa.post(
     '/sms/confirm',
     { summary: 'Confirm SMS-code enrolment', body: MfaCodeBody, response: MfaStatusOut },
-    (ctx) => service.confirmSms(me(ctx.user), ctx.body.code),
+    (ctx) => service.confirmSms(ctx.user, ctx.body.code),
   );
   mfa.post(
     '/disable',
@@ -65,7 +62,7 @@ export function createMfaRouter(service: MfaService): Router {
       body: MfaPasswordBody,
       response: MfaStatusOut,
     },
-    (ctx) => service.disable(me(ctx.user), ctx.body.password),
+    (ctx) => service.disable(ctx.user, ctx.body.password),
   );
   mfa.post(
     '/backup-codes/regenerate',
@@ -74,7 +71,7 @@ export function createMfaRouter(service: MfaService): Router {
       body: MfaPasswordBody,
       response: BackupCodesOut,
     },
-    (ctx) => service.regenerateBackupCodes(me(ctx.user), ctx.body.password),
+    (ctx) => service.regenerateBackupCodes(ctx.user, ctx.body.password),
   );
   return mfa;
 }

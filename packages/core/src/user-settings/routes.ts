@@ -1,5 +1,3 @@
-import { SvcError } from '../kernel/errors/svc-error.js';
-import type { AuthUser } from '../kernel/ports.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import {
   SettingPathParams,
@@ -11,17 +9,6 @@ import {
 import type { UserSettingsService } from './service.js';
 import { buildSettingsSchema } from './ui-schema.js';
 
-/** The guard guarantees a user on these routes, except with `global_noauth`: then nobody holds settings (401). */
-function userOf(ctx: { user: AuthUser | null }): AuthUser {
-  if (!ctx.user) {
-    throw new SvcError('auth.not_authenticated', {
-      loc: ['header', 'Authorization'],
-      headers: { 'WWW-Authenticate': 'Bearer' },
-    });
-  }
-  return ctx.user;
-}
-
 /** SPEC "Authentication routes": the settings routes (user auth). */
 export function createSettingsRouter(service: UserSettingsService): Router {
   const r = defineRouter({ prefix: '/auth/user/settings', name: 'settings', tags: ['settings'] });
@@ -29,7 +16,7 @@ export function createSettingsRouter(service: UserSettingsService): Router {
     buildSettingsSchema(service.sections, ctx.t),
   );
   r.get('', { summary: 'Current settings', response: SettingsValuesOut }, (ctx) =>
-    service.values(userOf(ctx).id),
+    service.values(ctx.user.id),
   );
   r.put(
     '/:category/:key',
@@ -39,7 +26,7 @@ export function createSettingsRouter(service: UserSettingsService): Router {
       body: SettingValueBody,
       response: SettingsValuesOut,
     },
-    (ctx) => service.put(userOf(ctx).id, ctx.params.category, ctx.params.key, ctx.body.value),
+    (ctx) => service.put(ctx.user.id, ctx.params.category, ctx.params.key, ctx.body.value),
   );
   r.patch(
     '',
@@ -48,7 +35,7 @@ export function createSettingsRouter(service: UserSettingsService): Router {
       body: SettingsPatchBody,
       response: SettingsValuesOut,
     },
-    (ctx) => service.patch(userOf(ctx).id, ctx.body),
+    (ctx) => service.patch(ctx.user.id, ctx.body),
   );
   return r;
 }

@@ -26,10 +26,10 @@ export function createUsersRouter(service: UserService) {
   users.patch(
     '/:user_id',
     { summary: 'Update a user', params: UserIdParams, body: UserPatchBody, response: UserOut },
-    (ctx) => service.update(ctx.user, ctx.params.user_id, ctx.body),
+    (ctx) => service.update(ctx.caller, ctx.params.user_id, ctx.body),
   );
   users.delete('/:user_id', { summary: 'Delete a user', params: UserIdParams, status: 204 }, async (ctx) => {
-    await service.remove(ctx.user, ctx.params.user_id);
+    await service.remove(ctx.caller, ctx.params.user_id);
   });
   return users;
 }
