@@ -11,7 +11,12 @@ import { effectiveLogLevel, type Settings, type SettingsInput } from '../kernel/
 import { openDatabase, type Database } from '../kernel/db/database.js';
 import { createTablesSql } from '../kernel/db/ddl.js';
 import { coreTables, type Dialect } from '../kernel/db/tables.js';
-import { createHttpApp, type CompiledRoute, type MountedRouter } from '../kernel/http/server.js';
+import {
+  createHttpApp,
+  type CompiledRoute,
+  type MountedRouter,
+  type TrustProxy,
+} from '../kernel/http/server.js';
 import { createLogger, type Logger } from '../kernel/log/logger.js';
 import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule } from '../kernel/module.js';
 import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
@@ -223,15 +228,10 @@ export function createApp(options: AppOptions = {}): App {
       });
       instances.push(instance);
       if (instance.onRequestEnd) onRequestEnd.push(instance.onRequestEnd.bind(instance));
-      // disable_core_routers names routers (auth, settings, users, permissions, mfa, events, audit, health,
-      // version); a module's routers are also all removed by the module's name.
+      // disable_core_routers / disable_routers apply in kernel/routes.ts, by router or module name.
       const isCore = core.includes(module);
-      const disabled = isCore ? settings.disable_core_routers : settings.disable_routers;
-      if (!disabled.includes(module.name)) {
-        for (const router of instance.routers ?? []) {
-          if (!disabled.includes(router.name)) mounted.push({ router, core: isCore });
-        }
-      }
+      for (const router of instance.routers ?? [])
+        mounted.push({ router, core: isCore, module: module.name });
     }
     for (const router of options.routers ?? []) mounted.push({ router, core: false });
 
@@ -247,7 +247,6 @@ export function createApp(options: AppOptions = {}): App {
       handlerSettings,
       emit: (type: string, data: Record<string, unknown>, audience?: Audience) =>
         ports.get('events').emitCustom(type, data, audience ?? { kind: 'superusers' }),
-      trustProxy: listenTrustProxy,
       docs: {
         title: settings.app_name !== 'svc' ? settings.app_name : settings.project_name || SERVICE_NAME,
         version: settings.version || SERVICE_VERSION,
@@ -267,13 +266,15 @@ export function createApp(options: AppOptions = {}): App {
       baseDir,
       handler: http.app as unknown as AppRuntime['handler'],
     };
+    setTrustProxy = http.setTrustProxy;
     runtime = rt;
     for (const instance of instances) await instance.onStartup?.();
     await options.onStartup?.(app);
     return rt;
   }
 
-  let listenTrustProxy: ListenOptions['trustProxy'];
+  /** kernel/http's setter of `trust proxy`, once the HTTP app exists. */
+  let setTrustProxy: (value: TrustProxy) => void = () => undefined;
 
   const app: App = {
     options,
@@ -282,15 +283,9 @@ export function createApp(options: AppOptions = {}): App {
       return starting;
     },
     async listen(listenOptions = {}) {
-      listenTrustProxy = listenOptions.trustProxy;
       drainWindowMs = listenOptions.drainWindowMs ?? DRAIN_WINDOW_MS;
       const rt = await app.init();
-      if (listenOptions.trustProxy !== undefined) {
-        (rt.handler as unknown as { set(k: string, v: unknown): void }).set(
-          'trust proxy',
-          listenOptions.trustProxy,
-        );
-      }
+      setTrustProxy(listenOptions.trustProxy ?? 'loopback');
       const host = listenOptions.host ?? rt.settings.host;
       const port = listenOptions.port ?? rt.settings.port;
       server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {

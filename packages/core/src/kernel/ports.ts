@@ -1,5 +1,6 @@
 import type { Orm } from './db/database.js';
 import type { AuthUser, TokenPair } from './identity.js';
+import type { CompiledRoute } from './routes.js';
 
 // The user and the token pair are identity rules (kernel/identity.ts); re-exported for the features' imports.
 export type { AuthUser, TokenPair };
@@ -160,6 +161,11 @@ export interface UserSettingsReader {
   get(userId: string, path: string): Promise<unknown>;
 }
 
+/** The app's routes as compiled at start-up (provided by `kernel/http` once every module is set up). */
+export interface RouteTable {
+  readonly routes: readonly CompiledRoute[];
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -171,6 +177,7 @@ export interface Ports {
   loginGuard: LoginGuard;
   userSettings: UserSettingsReader;
   rateLimiter: RateLimiter;
+  routes: RouteTable;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

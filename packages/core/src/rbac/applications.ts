@@ -1,13 +1,7 @@
 import type { Settings } from '../kernel/config/schema.js';
-import { apiBase, compileRoutes, type CompiledRoute } from '../kernel/http/server.js';
-import type { Router } from '../kernel/router.js';
+import { apiBase, documentedPath, type CompiledRoute } from '../kernel/routes.js';
 import { CORE_ROUTE_PREFIXES } from './constants.js';
 import type { ApplicationRouteOut } from './schemas.js';
-
-/** `/api/notes/:noteId` → `/api/notes/{noteId}` (the SPEC's and the OpenAPI document's notation). */
-function displayPath(path: string): string {
-  return path.replace(/:(\w+)/g, '{$1}');
-}
 
 /** A stable route name: the handler's function name, else router name + method + relative path. */
 function routeName(compiled: CompiledRoute): string {
@@ -23,27 +17,34 @@ function isCorePath(path: string, settings: Settings): boolean {
   return CORE_ROUTE_PREFIXES.some((prefix) => relative === prefix || relative.startsWith(`${prefix}/`));
 }
 
+export type ApplicationRoute = ApplicationRouteOut & { permissions: string[] };
+
+/** One listing per compiled route table: the table is built once at start-up, so is its listing. */
+const listings = new WeakMap<readonly CompiledRoute[], ApplicationRoute[]>();
+
 /**
  * The project's routes as mounted (after `disable_routers` / `disable_routes`), for
- * `GET /admin/permissions/applications`. SPEC "Permissions and groups": core routes (`/api/auth`, `/api/admin`,
- * `/api/health`, `/api/version`) are excluded; so is every route of a core module.
+ * `GET /admin/permissions/applications`, read from the route table compiled at start-up (kernel/routes.ts).
+ * SPEC "Permissions and groups": core routes (`/api/auth`, `/api/admin`, `/api/health`, `/api/version`) are
+ * excluded; so is every route of a core module.
  */
 export function listApplicationRoutes(
-  routers: Router[],
+  routes: readonly CompiledRoute[],
   settings: Settings,
-): (ApplicationRouteOut & { permissions: string[] })[] {
-  const compiled = compileRoutes(
-    routers.map((router) => ({ router, core: false })),
-    settings,
-  );
-  return compiled
-    .filter((route) => !route.core && !isCorePath(route.path, settings))
-    .map((route) => ({
-      path: displayPath(route.path),
-      name: routeName(route),
-      methods: [route.method],
-      summary: route.route.options.summary ?? null,
-      tags: route.route.options.tags ?? route.router.options.tags ?? [route.router.name],
-      permissions: route.requirements.permissions,
-    }));
+): ApplicationRoute[] {
+  let listing = listings.get(routes);
+  if (!listing) {
+    listing = routes
+      .filter((route) => !route.core && !isCorePath(route.path, settings))
+      .map((route) => ({
+        path: documentedPath(route.path),
+        name: routeName(route),
+        methods: [route.method],
+        summary: route.route.options.summary ?? null,
+        tags: route.route.options.tags ?? route.router.options.tags ?? [route.router.name],
+        permissions: route.requirements.permissions,
+      }));
+    listings.set(routes, listing);
+  }
+  return listing;
 }

@@ -18,13 +18,18 @@ export const rbacModule = defineModule({
   name: 'permissions', // router name for disable_core_routers
   options: moduleOptions<RbacOptions>('routers'),
   provides: ['permissions'],
-  setup({ settings, authDb, log, ports, options, coreTables }) {
+  // The applications listing reads the route table the kernel compiles once every module is set up.
+  uses: ['routes'],
+  setup({ settings, authDb, log, ports, coreTables }) {
     const store = createRbacStore(authDb, coreTables);
     // The sink is looked up at emit time: the events module (set up later) replaces the kernel's no-op.
     const service = createRbacService({ store, events: () => ports.get('events'), log });
     // Provided unconditionally: auth's fallback (in its onStartup, after every setup) then stays unused.
     ports.provide('permissions', { effectivePermissions: (userId) => store.effectivePermissions(userId) });
-    const router = createRbacRouter(service, { routers: () => options.routers ?? [], settings });
+    const router = createRbacRouter(service, {
+      routes: () => ports.find('routes')?.routes ?? [],
+      settings,
+    });
     return { routers: [router] };
   },
 });

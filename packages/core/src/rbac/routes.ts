@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Settings } from '../kernel/config/schema.js';
 import { defineRouter, type Router } from '../kernel/router.js';
+import type { CompiledRoute } from '../kernel/routes.js';
 import { listApplicationRoutes } from './applications.js';
 import {
   ApplicationRouteOut,
@@ -22,7 +23,7 @@ import type { RbacService } from './service.js';
 /** SPEC "Permissions and groups (superuser only; router can be disabled)". */
 export function createRbacRouter(
   service: RbacService,
-  application: { routers: () => Router[]; settings: Settings },
+  application: { routes: () => readonly CompiledRoute[]; settings: Settings },
 ): Router {
   const r = defineRouter({
     prefix: '/admin/permissions',
@@ -111,7 +112,7 @@ export function createRbacRouter(
   r.get(
     '/applications',
     { summary: "List the application's routes", response: z.array(ApplicationRouteOut) },
-    async () => listApplicationRoutes(application.routers(), application.settings),
+    async () => listApplicationRoutes(application.routes(), application.settings),
   );
   return r;
 }

@@ -1,25 +1,9 @@
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AuthUser, PortRegistry } from '../ports.js';
-import type { ProtectionOptions } from '../router.js';
+import type { Requirements } from '../routes.js';
 
-/** The requirements of a route: router and route options added up (SPEC "Route protection rules" 2). */
-export interface Requirements {
-  /** The route has no authentication dependency of its own. */
-  public: boolean;
-  permissions: string[];
-  requireStaff: boolean;
-  requireSuperuser: boolean;
-}
-
-export function combineRequirements(router: ProtectionOptions, route: ProtectionOptions): Requirements {
-  return {
-    public: Boolean(route.public ?? router.public),
-    permissions: [...new Set([...(router.permissions ?? []), ...(route.permissions ?? [])])],
-    requireStaff: Boolean(router.requireStaff || route.requireStaff),
-    requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
-  };
-}
+export { combineRequirements, type Requirements } from '../routes.js';
 
 /** Whether a user must be loaded: not public, or any requirement (rule 4: public keeps router rules). */
 export function needsUser(req: Requirements): boolean {

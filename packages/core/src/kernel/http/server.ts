@@ -12,32 +12,21 @@ import { isValidRequestId, requestContext } from '../log/context.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord } from '../module.js';
 import type { Audience, PortRegistry } from '../ports.js';
-import type { HandlerContext, HandlerSettings, HttpMethod, RouteDefinition, Router } from '../router.js';
+import type { HandlerContext, HandlerSettings } from '../router.js';
+import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
-import { bearerToken, combineRequirements, guard, type Requirements } from './guard.js';
+import { bearerToken, guard } from './guard.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
 import { isLocalDirect, sendError } from './respond.js';
 
 export { isLocalDirect, sendError };
+// Route compilation lives in kernel/routes.ts (no Express); re-exported for the importers of this file.
+export { apiBase, compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 
-/** A router as mounted: core routers come from modules, project routers from `createApp({ routers })`. */
-export interface MountedRouter {
-  router: Router;
-  core: boolean;
-}
-
-/** A route after mounting: its full path and combined requirements. */
-export interface CompiledRoute {
-  method: HttpMethod;
-  /** Express path, e.g. `/api/notes/:noteId/archive`. */
-  path: string;
-  router: Router;
-  route: RouteDefinition;
-  core: boolean;
-  requirements: Requirements;
-}
+/** Express `trust proxy`: which peers may set the client address with X-Forwarded-For. */
+export type TrustProxy = boolean | string | string[];
 
 export interface HttpAppOptions {
   settings: Settings;
@@ -51,63 +40,10 @@ export interface HttpAppOptions {
   handlerSettings: HandlerSettings;
   emit(type: string, data: Record<string, unknown>, audience?: Audience): void;
   /** Express `trust proxy` value (`--proxy-headers` and `--forwarded-allow-ips`). @default 'loopback' */
-  trustProxy?: boolean | string | string[];
+  trustProxy?: TrustProxy;
   docs: Omit<DocsOptions, 'routes' | 'settings'>;
   /** Largest accepted request body. @default '1mb' */
   bodyLimit?: string;
-}
-
-function joinPath(...parts: string[]): string {
-  const joined = parts
-    .filter((p) => p !== '')
-    .map((p) => p.replace(/^\/+|\/+$/g, ''))
-    .filter((p) => p !== '')
-    .join('/');
-  return `/${joined}`;
-}
-
-/** The API base path: `/api` + `api_v1_prefix`. */
-export function apiBase(settings: Settings): string {
-  return joinPath('api', settings.api_v1_prefix);
-}
-
-/** `[METHOD ]/path` entries of `disable_routes` / `disable_core_routes`, relative to /api. */
-function isDisabled(entries: string[], method: HttpMethod, fullPath: string, settings: Settings): boolean {
-  if (entries.length === 0) return false;
-  const norm = (p: string) => p.replace(/\/+$/, '') || '/';
-  const relative = [
-    norm(fullPath.slice('/api'.length) || '/'),
-    norm(fullPath.slice(apiBase(settings).length) || '/'),
-  ];
-  return entries.some((entry) => {
-    const [first, second] = entry.trim().split(/\s+/, 2);
-    const [m, p] = second !== undefined ? [first!.toUpperCase(), second] : [undefined, first!];
-    return (m === undefined || m === method) && relative.includes(norm(p.startsWith('/') ? p : `/${p}`));
-  });
-}
-
-/** Mounted routes after `disable_*` settings; disabled routes do not exist at all (404, never 403). */
-export function compileRoutes(routers: MountedRouter[], settings: Settings): CompiledRoute[] {
-  const compiled: CompiledRoute[] = [];
-  for (const { router, core } of routers) {
-    if (!core && settings.disable_routers.includes(router.name)) continue;
-    for (const route of router.routes) {
-      const joined = joinPath(apiBase(settings), router.options.prefix ?? '', route.path);
-      // `/health/` keeps its trailing slash in the documents; Express matches with and without it.
-      const fullPath = route.path.endsWith('/') && joined !== '/' ? `${joined}/` : joined;
-      const disabled = core ? settings.disable_core_routes : settings.disable_routes;
-      if (isDisabled(disabled, route.method, fullPath, settings)) continue;
-      compiled.push({
-        method: route.method,
-        path: fullPath,
-        router,
-        route,
-        core,
-        requirements: combineRequirements(router.options, route.options),
-      });
-    }
-  }
-  return compiled;
 }
 
 function localeOf(req: Request, settings: Settings): string {
@@ -223,14 +159,27 @@ function staticHeadersOf(
   return [...headers];
 }
 
+/** The API's Express application, its compiled routes, and the one setter of its `trust proxy`. */
+export interface HttpApp {
+  app: express.Express;
+  routes: CompiledRoute[];
+  /** Sets `trust proxy` (`svc serve --proxy-headers`, `--forwarded-allow-ips`), e.g. when the app starts listening. */
+  setTrustProxy(value: TrustProxy): void;
+}
+
 /** Builds the Express application of the API: the only place that speaks Express. */
-export function createHttpApp(options: HttpAppOptions): { app: express.Express; routes: CompiledRoute[] } {
+export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { settings, log, ports } = options;
   const accessLog = log.child('access');
+  // Compiled once, here: the docs and rbac's applications listing read this same table (the `routes` port).
   const routes = compileRoutes(options.routers, settings);
+  ports.provide('routes', { routes });
   const app = express();
+  const setTrustProxy = (value: TrustProxy) => {
+    app.set('trust proxy', value);
+  };
   app.disable('x-powered-by');
-  app.set('trust proxy', options.trustProxy ?? 'loopback');
+  setTrustProxy(options.trustProxy ?? 'loopback');
   app.set('etag', false);
 
   // Request id and access log first, so every later line carries the id.
@@ -411,7 +360,7 @@ export function createHttpApp(options: HttpAppOptions): { app: express.Express; 
     res.status(status).json(payload);
   }
 
-  return { app, routes };
+  return { app, routes, setTrustProxy };
 }
 
 /**
