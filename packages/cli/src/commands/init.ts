@@ -261,7 +261,7 @@ function nextSteps(options: {
     'More:',
     '  npx svc users create <username>   add a user (--superuser, --staff; see npx svc users --help)',
     '  npx svc migrations --help          schema revisions of the auth tables (commit the migrations/ folder)',
-    '  Docs: https://www.npmjs.com/package/@svc/core and https://www.npmjs.com/package/@svc/cli',
+    '  Docs: https://github.com/svc-dev/svc/tree/main/docs   (start with getting-started.md)',
     '',
   ].join('\n');
 }

@@ -1,11 +1,12 @@
 import { constants as fsConstants, mkdirSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type SQL } from 'drizzle-orm';
-import { drizzle as drizzleSqlite, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { drizzle as drizzlePg } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { ConfigError } from '../config/load.js';
 import type { Settings } from '../config/schema.js';
 import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
@@ -76,6 +77,44 @@ function createFaultMemory() {
     },
     recent: () => performance.now() - lastAt < FAULT_MEMORY_MS,
   };
+}
+
+/** Code of the error opening a file database gets when better-sqlite3 is not installed. */
+export const SQLITE_DRIVER_MISSING_CODE = 'DB_SQLITE_DRIVER_MISSING';
+
+/** Whether `error` says that `name` itself (not something it imports) cannot be found. */
+function isMissingPackage(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    new RegExp(`['"]${name}['"]`).test(message ?? '')
+  );
+}
+
+/**
+ * The file-database driver: better-sqlite3 (a native module compiled at install when no prebuilt binary fits)
+ * and drizzle's adapter for it. It is an optional dependency of @svc/core, so that a PostgreSQL-only project
+ * can install without it (`npm install --omit=optional`); a file database then fails to open with
+ * {@link SQLITE_DRIVER_MISSING_CODE} (docs/deployment.md "A PostgreSQL-only install").
+ */
+const sqliteDriver = await import('better-sqlite3').then(
+  async (driver) => ({
+    Client: driver.default,
+    drizzle: (await import('drizzle-orm/better-sqlite3')).drizzle,
+  }),
+  (error: unknown) => {
+    if (isMissingPackage(error, 'better-sqlite3')) return undefined;
+    throw error;
+  },
+);
+
+function sqliteDriverMissing(url: string): ConfigError {
+  return Object.assign(
+    new ConfigError(
+      `the file database ${redactUrl(url)} needs the package better-sqlite3, which is not installed (an optional dependency of @svc/core, left out by npm install --omit=optional): run \`npm install better-sqlite3\`, or use a postgres:// database URL (${SQLITE_DRIVER_MISSING_CODE})`,
+    ),
+    { code: SQLITE_DRIVER_MISSING_CODE },
+  );
 }
 
 export function dialectOf(url: string): Dialect {
@@ -221,9 +260,10 @@ function watchSqliteStorage(path: string, log: Logger) {
 
 /** SPEC "Startup rules" 4 and issue #12: WAL, explicit synchronous, busy_timeout, foreign keys on. */
 function openSqlite(options: OpenDatabaseOptions): Database {
+  if (!sqliteDriver) throw sqliteDriverMissing(options.url);
   const path = sqlitePath(options.url, options.baseDir);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const client = new BetterSqlite3(path);
+  const client: BetterSqlite3.Database = new sqliteDriver.Client(path);
   client.pragma('journal_mode = WAL');
   client.pragma(`synchronous = ${options.settings.sqlite_synchronous}`);
   const busyMs = options.server
@@ -246,7 +286,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   };
   /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
   const exec = (statement: string) => guarded(hooks, () => client.exec(statement));
-  const orm = drizzleSqlite({
+  const orm = sqliteDriver.drizzle({
     client: withStatementCache(client, undefined, hooks),
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
   }) as unknown as Orm;
