@@ -125,7 +125,7 @@ describe('errors say where (docs/cli.md "Errors")', () => {
       const exported = await runCli(['serve', '--base-dir', ok], { env: { SVC_SECRET_KEY: 'too-short' } });
       expect(exported.code).toBe(1);
       expect(exported.stderr).toBe(
-        'svc: secret_key in the environment (SVC_SECRET_KEY) is too short (9 characters): it needs at least 32; the exported variable wins over .env: unset it or export a longer key\n',
+        'svc: secret_key is too short (9 characters) in the environment (SVC_SECRET_KEY): it needs at least 32; the exported variable wins over .env: unset it or export a longer key\n',
       );
 
       const option = await runCli(['serve', '--base-dir', ok, '--port', '70000']);

@@ -109,7 +109,7 @@ describe('configuration errors say where (docs/configuration.md "When a value is
     writeFileSync(join(dir, '.env'), `SVC_SECRET_KEY=${KEY}\n`);
     const error = configErrorOf(() => loadSettings({ baseDir: dir, env: { SVC_SECRET_KEY: 'short' } }));
     expect(error.message).toBe(
-      'secret_key in the environment (SVC_SECRET_KEY) is too short (5 characters): it needs at least 32; the exported variable wins over .env: unset it or export a longer key',
+      'secret_key is too short (5 characters) in the environment (SVC_SECRET_KEY): it needs at least 32; the exported variable wins over .env: unset it or export a longer key',
     );
     expect(error.message).not.toContain('\n');
   });
@@ -117,7 +117,7 @@ describe('configuration errors say where (docs/configuration.md "When a value is
   it('says that a short secret key comes from .env when nothing is exported', () => {
     writeFileSync(join(dir, '.env'), 'SVC_SECRET_KEY=short\n');
     expect(() => loadSettings({ baseDir: dir, env: {} })).toThrow(
-      'secret_key in .env (SVC_SECRET_KEY) is too short (5 characters): it needs at least 32',
+      'secret_key is too short (5 characters) in .env (SVC_SECRET_KEY): it needs at least 32',
     );
   });
 });

@@ -286,7 +286,7 @@ export function checkSecretKey(settings: Settings, source?: string): void {
       ? `; the exported variable wins over .env: unset it or export a longer key`
       : '';
     throw new ConfigError(
-      `secret_key${where} is too short (${settings.secret_key.length} characters): it needs at least ${MIN_SECRET_KEY_LENGTH}${hint}`,
+      `secret_key is too short (${settings.secret_key.length} characters)${where}: it needs at least ${MIN_SECRET_KEY_LENGTH}${hint}`,
     );
   }
 }

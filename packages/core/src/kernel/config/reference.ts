@@ -41,7 +41,7 @@ not shown. A \`svc.yaml\` that is not valid YAML is reported with its line and c
 
 \`\`\`
 svc: invalid setting 'port' in the environment (SVC_PORT): must be an integer from 1 to 65535
-svc: secret_key in the environment (SVC_SECRET_KEY) is too short (9 characters): it needs at least 32; the exported variable wins over .env: unset it or export a longer key
+svc: secret_key is too short (9 characters) in the environment (SVC_SECRET_KEY): it needs at least 32; the exported variable wins over .env: unset it or export a longer key
 \`\`\`
 
 ## Typos in setting names
