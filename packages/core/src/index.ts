@@ -17,6 +17,8 @@ export {
   type HandlerContext,
   type HandlerSettings,
   type HttpMethod,
+  type PathParams,
+  type UserSettingPaths,
 } from './kernel/router.js';
 export {
   defineSettingsSection,

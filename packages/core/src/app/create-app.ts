@@ -59,7 +59,7 @@ export interface AppOptions extends MfaOptions, UserSettingsOptions, EventsOptio
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */
   routers?: Router[];
   /** Setting values that win over environment, `.env` and YAML (tests, embedding). */
-  settings?: Partial<SettingsInput> & Record<string, unknown>;
+  settings?: Partial<SettingsInput>;
   /** Project directory (`.env`, `svc.yaml`, relative file databases). @default process.cwd() or `--base-dir` */
   baseDir?: string;
   /** Runs after every module started. */

@@ -49,9 +49,23 @@ export interface RouteOptions<
 
 /** Per-user settings as seen by handlers: the app settings plus `get(user, 'section.field')`. */
 export type HandlerSettings = Settings & {
-  /** A user's setting value (30-second cache). */
+  /** A user's setting value (30-second cache); typed for the paths {@link UserSettingPaths} knows. */
+  get<K extends keyof UserSettingPaths>(user: AuthUser | string, path: K): Promise<UserSettingPaths[K]>;
   get(user: AuthUser | string, path: string): Promise<unknown>;
 };
+
+/**
+ * Per-user setting paths (`section.field`) and their value types, for `ctx.settings.get`. The built-in
+ * sections fill it; a project adds its own sections' fields by declaration merging:
+ * @example
+ * declare module '@svc/core' {
+ *   interface UserSettingPaths {
+ *     'notes.sortOrder': 'newest' | 'oldest';
+ *   }
+ * }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface UserSettingPaths {}
 
 /** What a handler receives. */
 export interface HandlerContext<
@@ -139,7 +153,7 @@ export interface RouteDefinition {
   options: RouteOptions;
   // The route's own inferred context types are checked where it is declared (Router's methods); stored
   // side by side, routes of every shape are called with the context the kernel builds.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- routes of every shape in one list
   handler: (ctx: HandlerContext<any, any, any, any>) => unknown;
 }
 

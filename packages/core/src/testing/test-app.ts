@@ -78,7 +78,7 @@ export interface TestApp extends TestClient {
 export interface StartTestAppOptions extends Omit<AppOptions, 'settings'> {
   database: TestDatabase;
   cache?: TestCache;
-  settings?: Partial<SettingsInput> & Record<string, unknown>;
+  settings?: Partial<SettingsInput>;
   routers?: Router[];
 }
 

@@ -36,6 +36,22 @@ export function isTimeZoneName(value: unknown): boolean {
   return known;
 }
 
+declare module '../kernel/router.js' {
+  /** The built-in sections' fields (SPEC "User settings"), as `ctx.settings.get` returns them. */
+  interface UserSettingPaths {
+    'appearance.theme': 'dark' | 'light' | 'auto';
+    'appearance.accent': 'teal' | 'indigo' | 'amber' | 'violet' | 'coral';
+    'appearance.density': 'comf' | 'compact';
+    'appearance.fontScale': 'sm' | 'md' | 'lg';
+    'appearance.reduceMotion': boolean;
+    'preferences.locale': string | null;
+    'preferences.timezone': string | null;
+    'preferences.dateFormat': 'auto' | 'dmy' | 'mdy' | 'ymd';
+    'preferences.tablePageSize': number;
+    'audit.disableActivityLog': boolean;
+  }
+}
+
 /** SPEC "User settings", built-in sections (texts in the catalogs under `settings.<section>.…`). */
 export const builtinSections: SettingsSection[] = [
   defineSettingsSection({

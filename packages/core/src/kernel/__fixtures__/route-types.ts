@@ -2,6 +2,8 @@
 // must compile. It is the contract of ctx.user, ctx.params and the module options in types.
 import { z } from 'zod';
 import { createApp } from '../../app/create-app.js';
+import '../../user-settings/builtin.js';
+import type {} from '../../index.js';
 import type { AuthUser } from '../ports.js';
 import { defineRouter } from '../router.js';
 
@@ -53,3 +55,25 @@ createApp({
 
 // @ts-expect-error an option no module declares
 createApp({ mfaSendr: undefined });
+
+declare module '../../index.js' {
+  interface UserSettingPaths {
+    'notes.sortOrder': 'newest' | 'oldest';
+  }
+}
+
+notes.get('/settings', {}, async (ctx) => {
+  exact<'dark' | 'light' | 'auto'>(await ctx.settings.get(ctx.user, 'appearance.theme'));
+  exact<number>(await ctx.settings.get(ctx.user, 'preferences.tablePageSize'));
+  // A project's own section, declared by merging.
+  exact<'newest' | 'oldest'>(await ctx.settings.get(ctx.user, 'notes.sortOrder'));
+  // @ts-expect-error the value of a known path is typed
+  exact<number>(await ctx.settings.get(ctx.user, 'appearance.theme'));
+  return null;
+});
+
+createApp({
+  // @ts-expect-error a setting name that does not exist (SPEC "Configuration")
+  settings: { acess_token_expire_minutes: 5 },
+});
+createApp({ settings: { access_token_expire_minutes: 5 } });

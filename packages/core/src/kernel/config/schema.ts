@@ -27,99 +27,102 @@ const str = z.coerce.string();
  * Every setting of SPEC "Configuration" with its type, default and constraint.
  * This file is the only home of a default.
  */
-export const SettingsSchema = z
-  .object({
-    access_token_expire_minutes: int(1).default(30),
-    activity_log_enabled: bool.default(false),
-    activity_log_exclude_paths: str.default('refresh-token'),
-    activity_log_retention_days: int(0).default(0),
-    activity_log_table: str.default(''),
-    algorithm: z.enum(['HS256', 'HS384', 'HS512']).default('HS256'),
-    api_v1_prefix: str.default(''),
-    app_name: str.default('svc'),
-    auth_database_url: str.default(''),
-    auth_rate_limit: int(0, 10000).default(0),
-    auth_rate_window_seconds: int(1).default(60),
-    auto_create_auth_schema: bool.default(false),
-    cache_max_entries: int(1).default(10000),
-    cache_prefix: str.default('svc:'),
-    cache_url: str.default('').refine((v) => v === '' || /^(redis|rediss|unix):\/\//.test(v), {
-      message: 'must be empty or start with redis://, rediss:// or unix://',
-    }),
-    database_url: str.default(''),
-    db_max_overflow: int(0, 500).default(10),
-    db_pool_recycle: int(-1).default(1800),
-    db_pool_size: int(1, 500).default(5),
-    db_pool_timeout: int(1).default(30),
-    db_statement_timeout_seconds: int(1, 86400).default(10),
-    dbdebug: bool.default(false),
-    debug: bool.default(false),
-    default_locale: str.default('en').refine((v) => /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(v), {
-      message: 'must be a language tag such as en or de-CH',
-    }),
-    description: str.default(''),
-    disable_core_routers: list,
-    disable_core_routes: list,
-    disable_routers: list,
-    disable_routes: list,
-    docs_enabled: bool.default(true),
-    envelope_enabled: bool.default(true),
-    events_allow_query_token: bool.default(false),
-    events_broadcast_enabled: bool.default(false),
-    events_public_types: list,
-    events_ticket_store: z.enum(['database', 'cache']).default('database'),
-    expose_response_database: bool.default(false),
-    global_noauth: bool.default(false),
-    group_permission_table: str.default(''),
-    group_table: str.default(''),
-    mfa_config_table: str.default(''),
-    mfa_pending_table: str.default(''),
-    permission_table: str.default(''),
-    user_group_table: str.default(''),
-    user_permission_table: str.default(''),
-    user_settings_table: str.default(''),
-    user_table: str.default(''),
-    host: str.default('127.0.0.1'),
-    log_format: z.enum(['text', 'json']).default('text'),
-    log_level: z
-      .preprocess(
-        (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
-        z.enum(['', 'CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG']),
-      )
-      .default(''),
-    login_lockout_minutes: int(0).default(15),
-    login_max_attempts: int(1).default(5),
-    mfa_enabled: bool.default(false),
-    mfa_encryption_key: str.default(''),
-    mfa_max_attempts: int(1).default(5),
-    mfa_otp_expire_minutes: int(1).default(10),
-    mfa_send_cooldown_seconds: int(0, 3600).default(30),
-    mfa_totp_issuer: str.default(''),
-    password_min_length: int(1).default(12),
-    port: int(1, 65535).default(8000),
-    project_name: str.default(''),
-    refresh_reuse_grace_seconds: int(0).default(10),
-    refresh_token_expire_days: int(1).default(7),
-    refresh_token_rotation: bool.default(true),
-    registration_enabled: bool.default(false),
-    request_id_enabled: bool.default(true),
-    secret_key: str.default(''),
-    sqlite_synchronous: z
-      .preprocess(
-        (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
-        z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']),
-      )
-      .default('NORMAL'),
-    swagger_noauth: bool.default(false),
-    table_prefix: str.default('svc_'),
-    use_accept_language: bool.default(false),
-    version: str.default(''),
-    wrap_auth_token_response: bool.default(false),
-  })
-  .loose();
+/** The settings SPEC "Configuration" defines. */
+const KnownSettingsSchema = z.object({
+  access_token_expire_minutes: int(1).default(30),
+  activity_log_enabled: bool.default(false),
+  activity_log_exclude_paths: str.default('refresh-token'),
+  activity_log_retention_days: int(0).default(0),
+  activity_log_table: str.default(''),
+  algorithm: z.enum(['HS256', 'HS384', 'HS512']).default('HS256'),
+  api_v1_prefix: str.default(''),
+  app_name: str.default('svc'),
+  auth_database_url: str.default(''),
+  auth_rate_limit: int(0, 10000).default(0),
+  auth_rate_window_seconds: int(1).default(60),
+  auto_create_auth_schema: bool.default(false),
+  cache_max_entries: int(1).default(10000),
+  cache_prefix: str.default('svc:'),
+  cache_url: str.default('').refine((v) => v === '' || /^(redis|rediss|unix):\/\//.test(v), {
+    message: 'must be empty or start with redis://, rediss:// or unix://',
+  }),
+  database_url: str.default(''),
+  db_max_overflow: int(0, 500).default(10),
+  db_pool_recycle: int(-1).default(1800),
+  db_pool_size: int(1, 500).default(5),
+  db_pool_timeout: int(1).default(30),
+  db_statement_timeout_seconds: int(1, 86400).default(10),
+  dbdebug: bool.default(false),
+  debug: bool.default(false),
+  default_locale: str.default('en').refine((v) => /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(v), {
+    message: 'must be a language tag such as en or de-CH',
+  }),
+  description: str.default(''),
+  disable_core_routers: list,
+  disable_core_routes: list,
+  disable_routers: list,
+  disable_routes: list,
+  docs_enabled: bool.default(true),
+  envelope_enabled: bool.default(true),
+  events_allow_query_token: bool.default(false),
+  events_broadcast_enabled: bool.default(false),
+  events_public_types: list,
+  events_ticket_store: z.enum(['database', 'cache']).default('database'),
+  expose_response_database: bool.default(false),
+  global_noauth: bool.default(false),
+  group_permission_table: str.default(''),
+  group_table: str.default(''),
+  mfa_config_table: str.default(''),
+  mfa_pending_table: str.default(''),
+  permission_table: str.default(''),
+  user_group_table: str.default(''),
+  user_permission_table: str.default(''),
+  user_settings_table: str.default(''),
+  user_table: str.default(''),
+  host: str.default('127.0.0.1'),
+  log_format: z.enum(['text', 'json']).default('text'),
+  log_level: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
+      z.enum(['', 'CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG']),
+    )
+    .default(''),
+  login_lockout_minutes: int(0).default(15),
+  login_max_attempts: int(1).default(5),
+  mfa_enabled: bool.default(false),
+  mfa_encryption_key: str.default(''),
+  mfa_max_attempts: int(1).default(5),
+  mfa_otp_expire_minutes: int(1).default(10),
+  mfa_send_cooldown_seconds: int(0, 3600).default(30),
+  mfa_totp_issuer: str.default(''),
+  password_min_length: int(1).default(12),
+  port: int(1, 65535).default(8000),
+  project_name: str.default(''),
+  refresh_reuse_grace_seconds: int(0).default(10),
+  refresh_token_expire_days: int(1).default(7),
+  refresh_token_rotation: bool.default(true),
+  registration_enabled: bool.default(false),
+  request_id_enabled: bool.default(true),
+  secret_key: str.default(''),
+  sqlite_synchronous: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
+      z.enum(['OFF', 'NORMAL', 'FULL', 'EXTRA']),
+    )
+    .default('NORMAL'),
+  swagger_noauth: bool.default(false),
+  table_prefix: str.default('svc_'),
+  use_accept_language: bool.default(false),
+  version: str.default(''),
+  wrap_auth_token_response: bool.default(false),
+});
+
+/** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */
+export const SettingsSchema = KnownSettingsSchema.loose();
 
 export type Settings = z.output<typeof SettingsSchema>;
-export type SettingsInput = z.input<typeof SettingsSchema>;
+/** The known settings as code gives them (`createApp({ settings })`): a misspelt name is a type error. */
+export type SettingsInput = z.input<typeof KnownSettingsSchema>;
 
 /** Settings that are secrets: refused when found in the YAML file (SPEC "Configuration"). */
 export const SECRET_SETTINGS = [
