@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 /** One `svc` command: its name on the command line and the module that defines and runs it. */
 export interface CommandEntry {
   name: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument types
   load(): Promise<CommandModule<any, any>>;
 }
 
@@ -27,6 +28,7 @@ const GLOBAL_VALUE_OPTIONS = new Set(['--base-dir', '--baseDir']);
  * The commands to register for `argv`: only the one named when it is a known command, else all of them
  * (top-level help, a typo that yargs suggests a command for, no command at all).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument types
 export async function commandsFor(argv: readonly string[]): Promise<CommandModule<any, any>[]> {
   let name: string | undefined;
   for (let i = 0; i < argv.length; i++) {

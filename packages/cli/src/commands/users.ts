@@ -458,6 +458,7 @@ const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
 export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'users <command>',
   describe: 'Manage users: create, update, delete, ls, encrypt-mfa-secrets',
+  /* eslint-disable @typescript-eslint/no-explicit-any -- yargs types a command by its own arguments; the parent's builder only passes them on */
   builder: (y) =>
     y
       .command(createCommand as CommandModule<GlobalArgs, any>)
@@ -468,5 +469,6 @@ export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .example('$0 users create alice --staff', 'Create a staff user (password prompted)')
       .example('$0 users ls', 'List users with their flags')
       .demandCommand(1, 'Name a users command: create, update, delete, ls or encrypt-mfa-secrets.'),
+  /* eslint-enable @typescript-eslint/no-explicit-any */
   handler: () => undefined,
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+// eslint-disable-next-line no-restricted-imports -- the service's name and version belong in the kernel (ARCHITECTURE.md); until they move
 import { SERVICE_NAME, SERVICE_VERSION } from '../app/version.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { defineModule } from '../kernel/module.js';

@@ -325,6 +325,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
     const locale = localeOf(req, settings);
     let status = opts.status ?? 200;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one context for every route; validate() checked the inputs above
     const ctx: HandlerContext<any, any, any> = {
       params,
       query,
