@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #12: choose the SQLite file driver by measurement, on the authenticated-request path.
+// docs/performance.md "File database driver": choose the SQLite file driver by measurement, on the authenticated-request path.
 //
 //   node bench/db-drivers.mjs [--quick]
 //
@@ -123,7 +123,7 @@ async function runServer({ driver, path, secret }) {
   const express = (await import('express')).default;
   const jwt = (await import('jsonwebtoken')).default;
   const d = await openDriver(driver, path);
-  // issue #12: the KeyObject is built once; a string would be turned into a key on every verify
+  // docs/performance.md "JWT key": the KeyObject is built once; a string would be turned into a key on every verify
   const key = secret === 'keyobject' ? createSecretKey(Buffer.from(SECRET)) : SECRET;
   const app = express();
   app.disable('x-powered-by');

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #9: the benchmark suite.
+// docs/performance.md "Benchmark suite": the benchmark suite.
 //
 //   pnpm bench [--quick]          (node bench/run.mjs)
 //
@@ -33,7 +33,7 @@ const PLAN = quick
   ? { warmup: 1, rounds: 3, duration: 2, connections: 10, coldStarts: 2, sockets: 1000, broadcasts: 20 }
   : { warmup: 2, rounds: 5, duration: 3, connections: 10, coldStarts: 3, sockets: 1000, broadcasts: 20 };
 
-/** Targets of issue #9: the figure is compared with `min` (at least), `max` (at most) or `below` (strictly less). */
+/** docs/performance.md "Targets": the figure is compared with `min` (at least), `max` (at most) or `below` (strictly less). */
 const TARGETS = [
   { row: 'login', of: 'argon2', min: 0.85, text: 'login/s >= 85% of bare Argon2id verify/s' },
   { row: 'user', of: 'express-auth', min: 0.6, text: 'GET /api/auth/user >= 60% of HS256 + SELECT Express' },

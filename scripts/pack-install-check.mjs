@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Packs @svc/core, @svc/migrations and @svc/cli the way they would be published, installs the tarballs with
-// npm into a new project outside the repository, and runs the path a new user takes (issue 10):
+// npm into a new project outside the repository, and runs the path a new user takes (docs/getting-started.md):
 // `svc init`, `svc serve`, login over HTTP, a protected route, a clean SIGTERM shutdown.
 //
 //   node scripts/pack-install-check.mjs [--skip-build] [--keep] [--work-dir <empty dir>]
@@ -43,7 +43,7 @@ const valueOf = (name) => {
   return index >= 0 ? args[index + 1] : undefined;
 };
 
-/** What every tarball must hold and must not hold (issue 10, "Packaging"). */
+/** What every tarball must hold and must not hold (docs/getting-started.md "Install"). */
 const REQUIRED_FILES = {
   core: [
     'package.json',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #9: the same-run baselines, each in its own child process (forked by bench/run.mjs).
+// docs/performance.md "Benchmark suite": the same-run baselines, each in its own child process (forked by bench/run.mjs).
 //
 //   --express-bare              an Express 5 route answering a small JSON object
 //   --express-auth <json>       an Express 5 route: jsonwebtoken HS256 verify (KeyObject built once, as

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #9: the load generator, in its own process (forked by bench/lib/http.mjs) so that autocannon's work is
+// docs/performance.md "Benchmark suite": the load generator, in its own process (forked by bench/lib/http.mjs) so that autocannon's work is
 // never counted on the server's event loop. It runs one job at a time and sends its figures back.
 //
 // A job: { url, method, connections, seconds, body?, contentType?, tokens?, chain? }

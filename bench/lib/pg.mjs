@@ -1,4 +1,4 @@
-// Issue #9: a fresh PostgreSQL database per benchmark run (created from SVC_TEST_POSTGRES_URL, dropped after).
+// docs/performance.md "Benchmark suite": a fresh PostgreSQL database per benchmark run (created from SVC_TEST_POSTGRES_URL, dropped after).
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #9: profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
+// docs/performance.md "Profiled and fixed": profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
 // self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
 //
 //   node bench/lib/profile.mjs <user|notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]

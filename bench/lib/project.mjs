@@ -1,4 +1,4 @@
-// Issue #9: a throw-away copy of the demo project inside the repository (bench/.tmp/, gitignored) so that
+// docs/performance.md "Benchmark suite": a throw-away copy of the demo project inside the repository (bench/.tmp/, gitignored) so that
 // `@svc/core` resolves to the workspace build, initialised with `svc init`, and `svc serve` child processes on it.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Issue #9: small helpers shared by the benchmark suite (medians, formatting, the table).
+// docs/performance.md "Benchmark suite": small helpers shared by the benchmark suite (medians, formatting, the table).
 
 /** The median of `values` (the mean of the middle two for an even count). */
 export function median(values) {

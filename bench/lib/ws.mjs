@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #9: WebSocket scenarios. Forked as `--clients`, this process holds the sockets (so their work is not
+// docs/performance.md "Benchmark suite": WebSocket scenarios. Forked as `--clients`, this process holds the sockets (so their work is not
 // counted on the server) and records, for every `login` frame, when each socket received it. The parent side
 // (exports) drives it, triggers the broadcasts and reads the server's heap through the inspector protocol.
 import { fork } from 'node:child_process';

@@ -501,7 +501,7 @@ function check(c: Case, res: TestResponse, who: string, figures: Figures): void 
 
 // ----- the suite -------------------------------------------------------------------------------------------
 
-describeEachDatabase('bad input on every route (#11)', (database) => {
+describeEachDatabase('bad input on every route (SPEC "Errors")', (database) => {
   let app: TestApp;
   let admin: LoggedInClient;
   const store: NoteStore = { notes: [] };

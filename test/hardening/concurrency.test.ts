@@ -28,7 +28,7 @@ const SUITE_MS = 120_000;
 
 const codeOf = (res: TestResponse) => res.body?.detail?.[0]?.code as string | undefined;
 
-describeEachDatabase('single use and limits under parallel presentation (#11)', (database) => {
+describeEachDatabase('single use and limits under parallel presentation (SPEC "Limits")', (database) => {
   let app: TestApp;
   const figures = { requests: 0, failures: 0 };
   const tally = (results: TestResponse[]) => {

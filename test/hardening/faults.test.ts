@@ -90,7 +90,7 @@ describe('database stopped mid-run [private postgres]', () => {
         expect(me.ms).toBeLessThan(FAIL_FAST_MS);
       }
       // Under concurrent load no request becomes a 500 or hangs: reads and writes alike answer 503
-      // (issue 11: without a cap on the reconnect back-off these took 10 to 20 s each).
+      // (docs/deployment.md: without a cap on the reconnect back-off these took 10 to 20 s each).
       const burst = await timed(() =>
         Promise.all(
           Array.from({ length: 20 }, (_, i) =>

@@ -1,4 +1,4 @@
-// Shared helpers of the hardening suites (issue 11). Each engineer only adds exports here.
+// Shared helpers of the hardening suites (test/hardening/README.md). Each engineer only adds exports here.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

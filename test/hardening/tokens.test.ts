@@ -26,7 +26,7 @@ interface TokenCase {
   code: string;
 }
 
-describeEachDatabase('forged and misused tokens (#11)', (database) => {
+describeEachDatabase('forged and misused tokens (SPEC "Tokens (JWT)")', (database) => {
   let app: TestApp;
   let alice: LoggedInClient;
   let aliceUser: TestUser;

@@ -60,7 +60,7 @@ function runCheck(workDir: string): { result: Promise<CheckResult>; stop(): void
   };
 }
 
-describe('packaging: tarballs installed with npm outside the repository (issue 10)', () => {
+describe('packaging: tarballs installed with npm outside the repository (docs/getting-started.md)', () => {
   let workDir: string;
   let check: ReturnType<typeof runCheck> | undefined;
 

@@ -5,7 +5,7 @@ import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
 import { CLI_DIR, spawnCli, freePort } from '../../../testing/cli-process.js';
 
-// Issue #12: several processes (`--workers 2`) write to one SQLite file (WAL, busy_timeout) without
+// docs/deployment.md "Workers": several processes (`--workers 2`) write to one SQLite file (WAL, busy_timeout) without
 // SQLITE_BUSY errors under load.
 const REQUESTS = 2_000;
 const CONCURRENCY = 50;
@@ -26,7 +26,7 @@ export const app = createApp({
 });
 `;
 
-describe('the file database under two workers (issue #12)', () => {
+describe('the file database under two workers (docs/deployment.md "Workers")', () => {
   it(
     `takes ${REQUESTS} concurrent writes from two processes with no busy error and no lost row`,
     async () => {

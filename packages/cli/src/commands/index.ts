@@ -9,7 +9,7 @@ export interface CommandEntry {
 
 /**
  * Every `svc` command, one yargs module per file in this folder. A handler that sets `argv.exitCode`
- * makes the process exit with it. Loaded on demand (issue 9, cold start): `svc serve` imports only
+ * makes the process exit with it. Loaded on demand (docs/performance.md, cold start): `svc serve` imports only
  * serve.ts, not the other commands and what they import; `--help` and unknown commands load them all.
  */
 export const commands: CommandEntry[] = [

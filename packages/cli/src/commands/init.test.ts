@@ -478,7 +478,7 @@ async function startServe(dir: string): Promise<{ url: string; stop(): Promise<v
   };
 }
 
-describe('svc init in an empty directory (issue 10: the newcomer path)', () => {
+describe('svc init in an empty directory (docs/getting-started.md: the newcomer path)', () => {
   let dir: string;
   let first: CliResult;
   beforeAll(async () => {

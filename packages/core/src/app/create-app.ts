@@ -348,7 +348,7 @@ export function createApp(options: AppOptions = {}): App {
           await rt.cache.close().catch(() => undefined);
           if (rt.db !== rt.authDb) await rt.db.close().catch(() => undefined);
           await rt.authDb.close().catch(() => undefined);
-          // The logger batches its lines (issue 9): write the last ones before close() resolves.
+          // The logger batches its lines (docs/performance.md): write the last ones before close() resolves.
           rt.log.flush?.();
         }
       })();

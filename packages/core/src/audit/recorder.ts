@@ -46,7 +46,7 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
   function actorOf(record: RequestRecord): Actor {
     const anonymous: Actor = { userId: null, username: null, isSuperuser: false };
     if (!record.bearerToken) return anonymous;
-    // The guard verified this very token and loaded its user: no second verification (issue 9: the token's
+    // The guard verified this very token and loaded its user: no second verification (docs/performance.md: the token's
     // HMAC and jsonwebtoken's decoding again on every logged write).
     if (record.user) {
       return { userId: record.user.id, username: record.user.username, isSuperuser: record.user.isSuperuser };

@@ -201,7 +201,7 @@ describeEachDatabase('Activity log recording', (database) => {
     ]);
   });
 
-  it('stops logging and activity events for a superuser who sets audit.disableActivityLog (#7)', async () => {
+  it('stops logging and activity events for a superuser who sets audit.disableActivityLog (SPEC "Activity log recording rules")', async () => {
     const setOptOut = (client: LoggedInClient, value: boolean) =>
       client.put('/api/auth/user/settings/audit/disableActivityLog', { value });
     expect((await setOptOut(admin, true)).status).toBe(200);

@@ -45,7 +45,7 @@ export interface ActivityListOptions {
 /** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
 export function createActivityStore(db: Database, table: ActivityLogTable) {
   const orm = db.orm;
-  // SQLite (issue 9): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
+  // SQLite (docs/performance.md): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
   // entry, where drizzle building a multi-row INSERT (and SQLite compiling it, its text changing with the batch
   // size) cost 23 to 29 us. PostgreSQL keeps the one multi-row statement: one round trip a batch.
   const insertOne =

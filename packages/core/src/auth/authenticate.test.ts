@@ -106,7 +106,7 @@ describeEachDatabase('Authentication of protected requests', (database) => {
     expect(res.body.detail[0]).toMatchObject({ code: 'user.disabled' });
   });
 
-  it('refuses an access token issued before the password change with auth.token_revoked (#4)', async () => {
+  it('refuses an access token issued before the password change with auth.token_revoked (SPEC "Authentication" 8)', async () => {
     const frank = await app.loginAs(await app.createUser({ username: 'frank' }));
     // One-second resolution: a token of the same second as the change stays valid, so change it later.
     await nextSecond();

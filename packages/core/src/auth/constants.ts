@@ -17,7 +17,7 @@ export type TokenType = (typeof TOKEN_TYPES)[keyof typeof TOKEN_TYPES];
 /** Cache key prefix of the per-address rate limit (SPEC "Limits": per-address rate limit). */
 export const RATE_LIMIT_KEY_PREFIX = 'auth:rate';
 
-/** Clock skew tolerated on a token's `iat` (issue 11: a token issued in the future is refused as invalid). */
+/** Clock skew tolerated on a token's `iat` (docs/security.md "Tokens": a token issued in the future is refused as invalid). */
 export const IAT_FUTURE_LEEWAY_SECONDS = 60;
 
 /**

@@ -33,7 +33,7 @@ const FALLBACK_MAX_ENTRIES = 10_000;
 
 /**
  * The per-address rate limit on the configured cache, falling back to an in-process counter while that
- * cache is unreachable (`cache.unavailable`). Decision of issue 11 (faults, docs/deployment.md): an outage
+ * cache is unreachable (`cache.unavailable`). Decided for outages (docs/deployment.md "Redis"): an outage
  * of Redis must not refuse every login with a 503, and failing open would drop the limit; counted per
  * process, the limit holds as it does with the in-process cache (SPEC "Limits": with several workers a
  * shared cache is needed). One warning per outage; counting returns to the shared cache once it answers.

@@ -57,7 +57,7 @@ export function createAuthRouter(service: AuthService): Router {
   );
 
   auth.get('/user', { summary: 'The current user', response: CurrentUserOut }, async (ctx) => {
-    // issue 9: the guard loaded the caller and their permissions in this request already; the profile query
+    // docs/performance.md: the guard loaded the caller and their permissions in this request already; the profile query
     // runs only when it did not (the swagger_noauth superuser).
     const user = ctx.user as AuthUser & { permissions?: string[] };
     if (user.permissions) return { ...toUserOut(user), permissions: user.permissions };

@@ -58,7 +58,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
   // SPEC "Authentication routes" 1: every failed login answers in about the same time.
   const failureTiming = createFailureTiming();
 
-  // Falls back to an in-process counter while the shared cache is down (issue 11, faults).
+  // Falls back to an in-process counter while the shared cache is down (docs/deployment.md "Redis").
   const rateLimit = createRateLimiter({ cache, settings, log });
   const attempts = createLoginAttempts({ settings, store, log, now });
 

@@ -99,7 +99,7 @@ export function createAuthStore(db: Database, tables: CoreTables) {
     'svc_auth_user_by_username',
   );
 
-  // Refresh rotation (issue 9): built and prepared once; the values arrive as placeholders, which drizzle
+  // Refresh rotation (docs/performance.md): built and prepared once; the values arrive as placeholders, which drizzle
   // encodes through the column (timestamps per dialect). `createdAt` is passed, not left to the column's
   // `$defaultFn`, which a prepared statement would evaluate once, at prepare time.
   const spendStatement = prepare<RefreshRow[]>(
@@ -131,7 +131,7 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .limit(1),
     'svc_auth_refresh_by_jti',
   );
-  // The writes of every login (issue 9): counted attempt, reset, housekeeping and the login record, built and
+  // The writes of every login (docs/performance.md): counted attempt, reset, housekeeping and the login record, built and
   // prepared once like the statements above. A Date placeholder outside `set()` is wrapped in its column's
   // encoder (`sql.param`), as drizzle does for literal values.
   const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);

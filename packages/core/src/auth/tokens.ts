@@ -19,7 +19,7 @@ export type TokenFailure = 'invalid' | 'wrong_type' | 'no_subject';
 export type TokenCheck =
   { ok: true; claims: TokenClaims & { sub: string } } | { ok: false; failure: TokenFailure };
 
-/** Signs and verifies the service's JWTs with one key built once (issue 12: a KeyObject is ~50x faster). */
+/** Signs and verifies the service's JWTs with one key built once (docs/performance.md "JWT key": a KeyObject is ~50x faster). */
 export interface TokenSigner {
   signAccess(userId: string): string;
   /** A refresh token of login `family` (a new family when omitted); returns the token and its record fields. */

@@ -57,7 +57,7 @@ export interface RedisBusOptions {
  */
 export async function createRedisBus(options: RedisBusOptions): Promise<EventBus> {
   const { channel, log } = options;
-  // Loaded here, not at import (issue 9, cold start): the client is ~580 CommonJS modules that a process on
+  // Loaded here, not at import (docs/performance.md, cold start): the client is ~580 CommonJS modules that a process on
   // the in-process cache never uses (the same as kernel/cache/redis-cache.ts).
   const { createClient } = await import('redis');
   const publisher = createClient({

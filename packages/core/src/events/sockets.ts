@@ -265,7 +265,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
 
   /**
    * A frame is a string, or its UTF-8 bytes when it goes to many sockets: `ws` encodes a string on every
-   * `send`, so a broadcast encodes once and every socket gets the same Buffer as a TEXT frame (issue 9).
+   * `send`, so a broadcast encodes once and every socket gets the same Buffer as a TEXT frame (docs/performance.md).
    */
   function send(conn: Connection, frame: string | Buffer): void {
     if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;

@@ -50,7 +50,7 @@ export class RedisCache implements Cache {
    * @param log receives connection errors and recoveries
    */
   static async connect(url: string, prefix: string, log?: Logger): Promise<RedisCache> {
-    // issue 9: loaded on first use; the redis client is ~570 of the ~910 CommonJS modules a start-up loads,
+    // docs/performance.md: loaded on first use; the redis client is ~570 of the ~910 CommonJS modules a start-up loads,
     // which a server on the memory cache never needs (cold start).
     const { createClient } = await import('redis');
     const client = createClient({

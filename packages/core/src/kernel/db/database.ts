@@ -258,7 +258,7 @@ function watchSqliteStorage(path: string, log: Logger) {
   };
 }
 
-/** SPEC "Startup rules" 4 and issue #12: WAL, explicit synchronous, busy_timeout, foreign keys on. */
+/** SPEC "Startup rules" 4 and docs/performance.md "SQLite settings": WAL, explicit synchronous, busy_timeout, foreign keys on. */
 function openSqlite(options: OpenDatabaseOptions): Database {
   if (!sqliteDriver) throw sqliteDriverMissing(options.url);
   const path = sqlitePath(options.url, options.baseDir);
@@ -340,7 +340,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
  * Ceiling of the pause before a pooled PostgreSQL connection is re-opened after a failure, seconds.
  * postgres-js counts failures across the whole pool and waits `3^failures / 100` s (up to 20 s) before the
  * next attempt; queries wait that long, so with the database down a burst of requests hung 10 to 20 s
- * before their 503 and the first requests after a restart waited as long (issue 11, faults). Capped, a
+ * before their 503 and the first requests after a restart waited as long (docs/deployment.md "A database that does not answer"). Capped, a
  * request fails or recovers within about a second, while a down server still sees at most one attempt per
  * connection and second.
  */

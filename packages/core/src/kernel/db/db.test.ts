@@ -122,7 +122,7 @@ describeEachDatabase('database layer', (database) => {
   });
 });
 
-describe('SQLite connection settings (issue #12)', () => {
+describe('SQLite connection settings (docs/performance.md "SQLite settings")', () => {
   it('runs in WAL mode with synchronous, busy_timeout and foreign keys set', async () => {
     const { createSqliteDatabase } = await import('../../testing/each.js');
     const file = createSqliteDatabase();

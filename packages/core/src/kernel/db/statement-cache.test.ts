@@ -16,7 +16,7 @@ const notes = sq.sqliteTable('note', {
   createdAt: sq.integer('created_at', { mode: 'timestamp_ms' }).notNull(),
 });
 
-describe('SQLite statement cache (issue 9)', () => {
+describe('SQLite statement cache (docs/performance.md)', () => {
   let dir: string;
   let client: BetterSqlite3.Database;
   let compiled: string[];

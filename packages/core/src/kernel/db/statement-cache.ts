@@ -79,7 +79,7 @@ class CachedStatement {
 
 /**
  * The better-sqlite3 client handed to drizzle, with `prepare` answered from a cache of compiled statements
- * keyed by SQL text (issue 9). drizzle compiles the SQL of every query it runs that was not `.prepare()`d,
+ * keyed by SQL text (docs/performance.md). drizzle compiles the SQL of every query it runs that was not `.prepare()`d,
  * which SQLite parses and plans each time: a project's handler building the same query on every request paid
  * that compile on every request. A statement still being iterated is never shared (a fresh one is compiled).
  * Everything else (`transaction`, `pragma`, `exec`, ...) is the client's own.

@@ -258,7 +258,7 @@ export function mountDocs(app: express.Express, options: DocsOptions): void {
     customSiteTitle: options.title,
   });
   // swagger-ui-express (and swagger-ui-dist behind it) loads on the first /docs request, not at start-up
-  // (issue 9, cold start). The router it fills answers as the four mounts on `app` did: /docs/core first.
+  // (docs/performance.md, cold start). The router it fills answers as the four mounts on `app` did: /docs/core first.
   let ui: Promise<express.Router> | undefined;
   const loadUi = () =>
     (ui ??= import('swagger-ui-express').then(({ default: swaggerUi }) => {

@@ -57,7 +57,7 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     }
   } else {
     if (!authenticator) throw new Error('no authenticator is registered (the auth module is disabled)');
-    // issue 9: the permissions come in the same statement as the user (one round trip), so every guarded
+    // docs/performance.md: the permissions come in the same statement as the user (one round trip), so every guarded
     // route gets them: a handler that needs them (GET /auth/user) does not query a second time.
     user = await authenticator.authenticate(token, { withPermissions: true });
   }

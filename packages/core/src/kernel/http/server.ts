@@ -112,7 +112,7 @@ function checkJsonDepth(buffer: Buffer): void {
 export function toSvcError(error: unknown, log: Logger, debug: boolean): SvcError {
   if (error instanceof SvcError) return error;
   // Express decodes path parameters with decodeURIComponent: a bad escape (`%FF`, `%E0%A4%A`) is the client's
-  // fault, not a 500 (issue 11: bad input).
+  // fault, not a 500 (SPEC "Errors").
   if (error instanceof URIError) {
     return new SvcError('request.validation_error', {
       loc: ['path'],
@@ -230,7 +230,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   // helmet's headers do not depend on the request: computed once here, set in one step per request
-  // (issue 9: helmet runs 13 middlewares per request otherwise).
+  // (docs/performance.md: helmet runs 13 middlewares per request otherwise).
   const securityHeaders = staticHeadersOf(
     helmet({
       contentSecurityPolicy: {
@@ -266,7 +266,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const limit = options.bodyLimit ?? '1mb';
   // Bodies must be valid UTF-8: the parsers would turn bad bytes into U+FFFD and store an altered text
-  // (issue 11: bad input); a failed check is 'entity.verify.failed', a 400 request.invalid_json.
+  // (SPEC "Errors"); a failed check is 'entity.verify.failed', a 400 request.invalid_json.
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
   };

@@ -40,7 +40,7 @@ function boundsOf(issue: ZodError['issues'][number]): Record<string, unknown> | 
  * C0 control characters other than tab, line feed and carriage return, DEL, and UTF-16 surrogates that are not
  * part of a pair. None has a use in API text: NUL cannot be stored by PostgreSQL (the same request would be
  * stored on SQLite and a 500 on PostgreSQL), a lone surrogate cannot be encoded as UTF-8 (it would be stored
- * altered), the others are terminal or log injection (issue 11: bad input).
+ * altered), the others are terminal or log injection (SPEC "Errors"; docs/security.md "Data from clients").
  */
 const FORBIDDEN_CHARACTERS =
   // eslint-disable-next-line no-control-regex -- matching control characters is the point

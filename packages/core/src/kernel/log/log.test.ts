@@ -55,7 +55,7 @@ describe('logging', () => {
   });
 });
 
-describe('buffered writes (issue 9)', () => {
+describe('buffered writes (docs/performance.md)', () => {
   function chunks() {
     const stream = new PassThrough();
     const writes: string[] = [];

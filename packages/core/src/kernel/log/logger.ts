@@ -37,7 +37,7 @@ export interface LoggerOptions {
   flushIntervalMs?: number;
 }
 
-/** issue 9: the access log at INFO cost up to half of a request when every line was its own write. */
+/** docs/performance.md: the access log at INFO cost up to half of a request when every line was its own write. */
 export const LOG_FLUSH_INTERVAL_MS = 50;
 /** A batch this large is written at once instead of waiting for the interval. */
 export const LOG_FLUSH_BYTES = 64 * 1024;
@@ -47,7 +47,7 @@ const pending = new Set<LineBuffer>();
 let exitHookInstalled = false;
 
 /**
- * Collects formatted lines and writes them as one chunk (issue 9: one `write` system call per access line,
+ * Collects formatted lines and writes them as one chunk (docs/performance.md: one `write` system call per access line,
  * synchronous for stderr pipes and files, cost a third to half of GET /api/auth/user at INFO). Nothing is
  * lost on a normal exit, `process.exit()` or an uncaught exception: the `exit` hook writes what is left, and
  * stderr writes are synchronous there. A SIGKILL loses at most the last interval's lines.
@@ -162,7 +162,7 @@ export function createLogger(options: LoggerOptions, name = 'svc'): Logger {
   const buffer = new LineBuffer(stream, options.flushIntervalMs ?? (standard ? LOG_FLUSH_INTERVAL_MS : 0));
   const levelName = options.level.toLowerCase() === 'warn' ? 'warning' : options.level.toLowerCase();
   const threshold: number = LEVELS[levelName as keyof typeof LEVELS] ?? LEVELS.info;
-  // winston's formats, applied directly (issue 9): its logger is an object-mode stream piped into a stream
+  // winston's formats, applied directly (docs/performance.md): its logger is an object-mode stream piped into a stream
   // transport, several stream hops per line before the one write this module now batches.
   const format = winston.format.combine(
     addContext(),
@@ -191,7 +191,7 @@ interface Root {
 
 function wrap(root: Root, name: string): Logger {
   const log = (level: keyof typeof LEVELS, message: string, meta?: Record<string, unknown>) => {
-    // issue 9: a filtered record costs nothing
+    // docs/performance.md: a filtered record costs nothing
     if (!root.enabled(level)) return;
     root.write(level, message, { logger: name, ...(meta ?? {}) });
   };
