@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { apiBase } from '../kernel/http/server.js';
+import { apiBase } from '../kernel/routes.js';
 import { defineModule, moduleOptions as declareOptions, type ModuleInstance } from '../kernel/module.js';
 import { createLocalBus, createRedisBus, type BusMessage, type EventBus } from './bus.js';
 import { EVENTS_PREFIX, MAX_BUFFERED_BYTES, PING_INTERVAL_MS } from './constants.js';
