@@ -74,7 +74,7 @@ notes.post(
   async (ctx) => {
     const [row] = await ctx.db.orm
       .insert(notesTable(ctx.db))
-      .values({ text: ctx.body.text, authorId: ctx.user!.id })
+      .values({ text: ctx.body.text, authorId: ctx.user.id })
       .returning();
     ctx.emit('note_created', { noteId: row!.id }, { kind: 'permission', codename: 'notes.read' });
     return toNote(row!);

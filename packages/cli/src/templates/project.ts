@@ -24,7 +24,7 @@ notes.get('/about', { public: true, summary: 'About this service (public)' }, as
 notes.get(
   '/',
   { summary: 'List notes (needs notes.read)', permissions: ['notes.read'] },
-  async (ctx) => [{ id: 1, text: \`hello \${ctx.user!.username}\` }],
+  async (ctx) => [{ id: 1, text: \`hello \${ctx.user.username}\` }],
 );
 
 export const app = createApp({
