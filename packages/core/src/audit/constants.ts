@@ -29,3 +29,9 @@ export const SHUTDOWN_FLUSH_ATTEMPTS = 3;
 
 /** `svc audit purge`: ids deleted per statement, so a large table is never locked for long. */
 export const PURGE_BATCH_SIZE = 5_000;
+
+/**
+ * `total` of `GET /admin/audit/logs` is counted up to this many entries past the requested page
+ * (docs/activity-log.md "Large logs"): one more than that means "more than this".
+ */
+export const TOTAL_COUNT_BOUND = 10_000;

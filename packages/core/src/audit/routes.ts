@@ -19,7 +19,10 @@ export function createAuditRouter(service: ActivityService) {
     '/logs',
     {
       summary: 'List activity log entries',
-      description: `Paginated, newest first by default. ${FILTERS}`,
+      description:
+        `Paginated, newest first by default. ${FILTERS} \`after\`: the id of the last entry of the page before ` +
+        '(keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 ' +
+        'past the page means more.',
       query: ActivityLogQuery,
       response: ActivityPage,
     },

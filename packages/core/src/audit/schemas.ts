@@ -68,8 +68,14 @@ const ActivityFilterFields = {
   excludePaths: z.string().max(2000).optional(),
 };
 
-/** Query of `GET /admin/audit/logs`: pagination plus the filters. */
-export const ActivityLogQuery = PaginationQuery.extend(ActivityFilterFields);
+/**
+ * Query of `GET /admin/audit/logs`: pagination plus the filters, plus `after` (keyset continuation: the id
+ * of the last entry of the page before; `page` then counts from there, docs/activity-log.md "Large logs").
+ */
+export const ActivityLogQuery = PaginationQuery.extend({
+  ...ActivityFilterFields,
+  after: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+});
 export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 
 /** Query of `GET /admin/audit/activity`: `limit` (1 to 500, default 10) plus the filters; no pagination. */

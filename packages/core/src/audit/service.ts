@@ -1,6 +1,6 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
-import { DEFAULT_ORDER_BY } from './constants.js';
+import { DEFAULT_ORDER_BY, TOTAL_COUNT_BOUND } from './constants.js';
 import { pathFragments } from './sanitize.js';
 import type { ActivityLogQuery, ActivityOut, RecentActivityQuery } from './schemas.js';
 import { isMissingTableError } from '../kernel/errors/format.js';
@@ -69,16 +69,23 @@ export function createActivityService(deps: ActivityServiceDeps) {
   }
 
   return {
-    /** `GET /admin/audit/logs`: paginated, newest first by default. */
+    /**
+     * `GET /admin/audit/logs`: paginated, newest first by default. `after` continues after that entry (keyset);
+     * `total` is exact up to {@link TOTAL_COUNT_BOUND} entries past the requested page, one more than that
+     * bound when more match (docs/activity-log.md "Large logs").
+     */
     async list(query: ActivityLogQuery): Promise<Page<ActivityOut>> {
       const order = resolveOrderBy(query.orderBy, columns, DEFAULT_ORDER_BY);
       await drainQuietly();
+      const offset = (query.page - 1) * query.pageSize;
       const { rows, total } = await deps.store.list({
         filters: filtersOf(query),
         orderBy: order.column,
         descending: order.descending,
         limit: query.pageSize,
-        offset: (query.page - 1) * query.pageSize,
+        offset,
+        after: query.after,
+        countUpTo: Math.max(TOTAL_COUNT_BOUND, offset + query.pageSize) + 1,
       });
       return pageOf(rows.map(toActivityOut), total, query);
     },

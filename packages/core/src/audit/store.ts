@@ -1,6 +1,25 @@
-import { and, count, eq, gte, inArray, lt, lte, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import {
+  and,
+  eq,
+  getTableColumns,
+  getTableName,
+  gt,
+  gte,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  or,
+  sql,
+  type Column,
+  type SQL,
+  type SQLWrapper,
+} from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { createLongReads } from '../kernel/db/sqlite-reader.js';
+import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
 import type { ActivityLogTable, NewActivity, StoredActivity } from './tables.js';
 
 /** The `orderBy` names of the audit routes (camelCase; snake_case accepted by `resolveOrderBy`). */
@@ -40,11 +59,29 @@ export interface ActivityListOptions {
   descending: boolean;
   limit: number;
   offset: number;
+  /** Keyset continuation: the rows that come after the entry with this id in this order. */
+  after?: number;
+  /** Count the matches up to this many (`total` is then at most this); absent: no count. */
+  countUpTo?: number;
 }
 
+/**
+ * The shortest text the trigram text index can look up (SQLite FTS5 `trigram`, PostgreSQL `pg_trgm`); a shorter
+ * `search` is a scan.
+ */
+export const TEXT_INDEX_MIN_LENGTH = 3;
+
 /** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
-export function createActivityStore(db: Database, table: ActivityLogTable) {
+export function createActivityStore(db: Database, table: ActivityLogTable, log?: Logger) {
   const orm = db.orm;
+  const name = getTableName(table);
+  const columns = getTableColumns(table) as unknown as Record<keyof StoredActivity, Column>;
+  // docs/performance.md "Large tables": long reads of a file database run on a worker thread.
+  const reads = createLongReads(db);
+  /** SQLite: the FTS5 table of the text index; PostgreSQL: whether pg_trgm indexes exist. */
+  const searchTable = `${name}_search`;
+  let textIndex: Promise<boolean> | undefined;
+
   // SQLite (docs/performance.md): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
   // entry, where drizzle building a multi-row INSERT (and SQLite compiling it, its text changing with the batch
   // size) cost 23 to 29 us. PostgreSQL keeps the one multi-row statement: one round trip a batch.
@@ -65,31 +102,160 @@ export function createActivityStore(db: Database, table: ActivityLogTable) {
           .prepare()
       : undefined;
 
+  /**
+   * The text index of `search` (docs/activity-log.md "Large logs"). SQLite: an FTS5 table with the trigram
+   * tokenizer over username and path, kept by triggers, filled once from the table. PostgreSQL: GIN indexes of
+   * pg_trgm on the lower-cased columns the search compares; without the extension, search scans, with a warning.
+   * Not in the migrations: drizzle's table definitions cannot hold a virtual table or an operator class.
+   */
+  async function createTextIndex(): Promise<boolean> {
+    if (db.dialect === 'sqlite') {
+      const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+      const existing = await db.all<{ name: string }>(
+        sql`select name from sqlite_master where name = ${searchTable}`,
+      );
+      if (existing.length > 0) return true;
+      await db.transaction(async () => {
+        await db.exec(
+          `CREATE VIRTUAL TABLE ${q(searchTable)} USING fts5(username, path, content=${q(name)}, ` +
+            `content_rowid='id', tokenize='trigram')`,
+        );
+        const add = `INSERT INTO ${q(searchTable)}(rowid, username, path) VALUES (new.id, new.username, new.path);`;
+        const drop =
+          `INSERT INTO ${q(searchTable)}(${q(searchTable)}, rowid, username, path) ` +
+          `VALUES ('delete', old.id, old.username, old.path);`;
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_insert`)} AFTER INSERT ON ${q(name)} BEGIN ${add} END`,
+        );
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_delete`)} AFTER DELETE ON ${q(name)} BEGIN ${drop} END`,
+        );
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_update`)} AFTER UPDATE ON ${q(name)} BEGIN ${drop} ${add} END`,
+        );
+        await db.exec(`INSERT INTO ${q(searchTable)}(${q(searchTable)}) VALUES ('rebuild')`);
+      });
+      return true;
+    }
+    try {
+      await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    } catch (error) {
+      const present = await db.all(sql`select 1 from pg_extension where extname = 'pg_trgm'`).catch(() => []);
+      if (present.length === 0) {
+        log?.warn('pg_trgm is not available: activity log search scans the table', {
+          error: String((error as Error).message),
+        });
+        return false;
+      }
+    }
+    for (const [suffix, expression] of [
+      ['username', `lower(coalesce("username", ''))`],
+      ['path', `lower("path")`],
+    ]) {
+      await db
+        .exec(
+          `CREATE INDEX IF NOT EXISTS "${name}_${suffix}_trgm_idx" ON "${name}" USING gin (${expression} gin_trgm_ops)`,
+        )
+        .catch(async (error: unknown) => {
+          // Another instance creating the same index at the same moment.
+          const found = await db.all(
+            sql`select 1 from pg_indexes where indexname = ${`${name}_${suffix}_trgm_idx`}`,
+          );
+          if (found.length === 0) throw error;
+        });
+    }
+    return true;
+  }
+
+  function ensureTextIndex(): Promise<boolean> {
+    textIndex ??= createTextIndex().catch((error: unknown) => {
+      textIndex = undefined;
+      throw error;
+    });
+    return textIndex;
+  }
+
   /** Case-sensitive substring test, the same on both dialects (LIKE is case-insensitive on SQLite). */
   function contains(column: SQLWrapper, text: string): SQL {
     return db.dialect === 'pg' ? sql`strpos(${column}, ${text}) > 0` : sql`instr(${column}, ${text}) > 0`;
   }
 
-  function where(filters: ActivityFilters): SQL | undefined {
+  /** Rows whose username or path contains `text` per the FTS5 trigram index (case-insensitive). */
+  function textMatch(text: string, column?: 'path'): SQL {
+    const phrase = `"${text.replace(/"/g, '""')}"`;
+    const query = column ? `${column} : ${phrase}` : phrase;
+    return sql`${table.id} in (select rowid from ${sql.identifier(searchTable)} where ${sql.identifier(searchTable)} match ${query})`;
+  }
+
+  function where(filters: ActivityFilters, ftsReady: boolean): SQL | undefined {
     const conditions: (SQL | undefined)[] = [];
     const search = filters.search?.trim();
     if (search) {
-      const pattern = likePattern(search);
-      const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
-      conditions.push(or(like(sql`coalesce(${table.username}, '')`), like(table.path)));
+      if (ftsReady && [...search].length >= TEXT_INDEX_MIN_LENGTH) {
+        conditions.push(textMatch(search));
+      } else {
+        // PostgreSQL: the pg_trgm GIN indexes are on exactly these expressions.
+        const pattern = likePattern(search);
+        const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
+        conditions.push(or(like(sql`coalesce(${table.username}, '')`), like(table.path)));
+      }
     }
     if (filters.userId !== undefined) conditions.push(eq(table.userId, filters.userId));
     if (filters.method !== undefined) conditions.push(eq(table.method, filters.method));
     if (filters.statusCode !== undefined) conditions.push(eq(table.statusCode, filters.statusCode));
     if (filters.dateFrom) conditions.push(gte(table.timestamp, filters.dateFrom));
     if (filters.dateTo) conditions.push(lte(table.timestamp, filters.dateTo));
-    if (filters.pathContains) conditions.push(contains(table.path, filters.pathContains));
+    if (filters.pathContains) {
+      // The index narrows (case-insensitively), instr() keeps the case-sensitive meaning.
+      if (ftsReady && [...filters.pathContains].length >= TEXT_INDEX_MIN_LENGTH)
+        conditions.push(textMatch(filters.pathContains, 'path'));
+      conditions.push(contains(table.path, filters.pathContains));
+    }
     for (const fragment of filters.excludePaths)
       conditions.push(sql`not (${contains(table.path, fragment)})`);
     return and(...conditions);
   }
 
+  /**
+   * The sort: the requested column, then timestamp, then id, all in the requested direction, NULLs last. The
+   * timestamp tie-breaker lets one index per column ((column, timestamp), id being SQLite's rowid) serve both
+   * "filter on the column, newest first" and "sort by the column".
+   */
+  function sortKeys(orderBy: SortableActivityColumn): Column[] {
+    if (orderBy === table.id) return [table.id];
+    if (orderBy === table.timestamp) return [table.timestamp, table.id];
+    return [orderBy, table.timestamp, table.id];
+  }
+
+  function orderClause(keys: Column[], descending: boolean): SQL[] {
+    const direction = descending ? sql`desc` : sql`asc`;
+    return keys.map((key) => (key.notNull ? sql`${key} ${direction}` : sql`${key} ${direction} nulls last`));
+  }
+
+  /** Rows strictly after `values` in the order of `keys` (NULLs last in both directions). */
+  function afterCondition(keys: Column[], values: unknown[], descending: boolean): SQL {
+    const [key, ...rest] = keys as [Column, ...Column[]];
+    const value = values[0];
+    const beyond = descending ? lt(key, value) : gt(key, value);
+    const tail = rest.length > 0 ? afterCondition(rest, values.slice(1), descending) : undefined;
+    if (value === null || value === undefined) return and(isNull(key), tail ?? sql`false`)!;
+    const sameThenTail = tail ? and(eq(key, value), tail) : undefined;
+    return or(beyond, key.notNull ? undefined : isNull(key), sameThenTail)!;
+  }
+
+  const readRows = (query: { toSQL(): { sql: string; params: unknown[] } }) =>
+    reads.rows<StoredActivity>(table, query);
+  const readNumber = (query: SQL) => reads.number(query);
+
   return {
+    /** Builds the text index when missing (at start-up; also on first use). */
+    ensureTextIndex,
+
+    /** Stops the read worker of a file database (the last holder stops it). */
+    async close(): Promise<void> {
+      await reads.release();
+    },
+
     /** All entries or none: one transaction of prepared INSERTs on SQLite, one multi-row INSERT on PostgreSQL. */
     async insertMany(entries: NewActivity[]): Promise<void> {
       if (entries.length === 0) return;
@@ -107,21 +273,48 @@ export function createActivityStore(db: Database, table: ActivityLogTable) {
       });
     },
 
+    /**
+     * One page of entries and, with `countUpTo`, how many match (counted up to that bound, docs/activity-log.md
+     * "Large logs"). With `after`, the page starts right after that entry (keyset continuation): no OFFSET walk.
+     */
     async list(options: ActivityListOptions): Promise<{ rows: StoredActivity[]; total: number }> {
-      const condition = where(options.filters);
-      const direction = options.descending ? sql`desc` : sql`asc`;
-      // NULLS LAST on both dialects and the id (in the same direction) as tie-breaker keep pages stable.
-      const [rows, [totalRow]] = await Promise.all([
-        orm
-          .select()
-          .from(table)
-          .where(condition)
-          .orderBy(sql`${options.orderBy} ${direction} nulls last`, sql`${table.id} ${direction}`)
-          .limit(options.limit)
-          .offset(options.offset),
-        orm.select({ total: count() }).from(table).where(condition),
+      const indexed =
+        options.filters.search || options.filters.pathContains ? await ensureTextIndex() : false;
+      const ftsReady = indexed && db.dialect === 'sqlite';
+      const condition = where(options.filters, ftsReady);
+      const keys = sortKeys(options.orderBy);
+      let pageCondition = condition;
+      if (options.after !== undefined) {
+        const [anchor] = await readRows(orm.select().from(table).where(eq(table.id, options.after)).limit(1));
+        if (!anchor) {
+          throw new SvcError('request.validation_error', {
+            loc: ['query', 'after'],
+            message: 'after must be the id of an entry that still exists',
+          });
+        }
+        const values = keys.map((key) => {
+          const field = Object.entries(columns).find(([, c]) => c === key)![0] as keyof StoredActivity;
+          return anchor[field];
+        });
+        pageCondition = and(condition, afterCondition(keys, values, options.descending));
+      }
+      const rowsQuery = orm
+        .select()
+        .from(table)
+        .where(pageCondition)
+        .orderBy(...orderClause(keys, options.descending))
+        .limit(options.limit)
+        .offset(options.offset);
+      const bound = options.countUpTo;
+      const [rows, total] = await Promise.all([
+        readRows(rowsQuery),
+        bound === undefined
+          ? Promise.resolve(0)
+          : readNumber(
+              sql`select count(*) from (select 1 from ${table} ${condition ? sql`where ${condition}` : sql``} limit ${bound}) as bounded`,
+            ),
       ]);
-      return { rows, total: Number(totalRow?.total ?? 0) };
+      return { rows, total };
     },
 
     /** The last `limit` entries, newest first. */
@@ -134,8 +327,7 @@ export function createActivityStore(db: Database, table: ActivityLogTable) {
     },
 
     async countOlderThan(cutoff: Date): Promise<number> {
-      const [row] = await orm.select({ total: count() }).from(table).where(lt(table.timestamp, cutoff));
-      return Number(row?.total ?? 0);
+      return readNumber(sql`select count(*) from ${table} where ${lt(table.timestamp, cutoff)}`);
     },
 
     /** Deletes at most `batchSize` entries older than `cutoff` (oldest first); returns how many went. */

@@ -7,17 +7,23 @@ import { createUserStore } from './store.js';
 export const usersModule = defineModule({
   name: 'users',
   requires: ['loginGuard', 'tokens'],
-  setup({ settings, authDb, coreTables, ports }) {
+  setup({ settings, authDb, coreTables, ports, log }) {
     const { user } = coreTables;
+    const store = createUserStore(authDb, user, log);
     const service = createUserService({
       settings,
-      store: createUserStore(authDb, user),
+      store,
       user,
       hashPassword: (password) => ports.get('loginGuard').hashPassword(password),
       tokens: () => ports.get('tokens'),
       events: () => ports.get('events'),
       now: () => new Date(),
     });
-    return { routers: [createUsersRouter(service)] };
+    return {
+      routers: [createUsersRouter(service)],
+      // docs/performance.md "Large tables": the text index of `search`, and the read worker stopped at the end.
+      onStartup: async () => void (await store.ensureTextIndex()),
+      onShutdown: () => store.close(),
+    };
   },
 });

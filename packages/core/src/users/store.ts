@@ -1,8 +1,22 @@
-import { and, count, eq, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, getTableName, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
+import { createLongReads } from '../kernel/db/sqlite-reader.js';
+import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
+
+/**
+ * `total` of `GET /admin/user` is counted up to this many users past the requested page
+ * (docs/users-and-tokens.md "Large user tables"): one more than that means "more than this".
+ */
+export const USER_TOTAL_COUNT_BOUND = 10_000;
+
+/** The shortest `search` the trigram text index looks up; a shorter one scans. */
+const TEXT_INDEX_MIN_LENGTH = 3;
+
+/** The columns `search` looks in (SPEC "User administration"), by their stored names. */
+const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as const;
 
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
@@ -86,13 +100,103 @@ export async function isLastActiveSuperuser(
 }
 
 /** Every query of the users feature on the core user table (STYLE "A feature is one folder": store.ts). */
-export function createUserStore(db: Database, user: UserTable) {
+export function createUserStore(db: Database, user: UserTable, log?: Logger) {
   const orm = db.orm;
+  const name = getTableName(user);
+  // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
+  const reads = createLongReads(db);
+  const searchTable = `${name}_search`;
+  let textIndex: Promise<boolean> | undefined;
 
-  /** Case-insensitive substring match on both dialects: lower() LIKE with `%`, `_`, `\` escaped. */
-  function searchCondition(search: string | undefined): SQL | undefined {
+  /**
+   * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
+   * id, kept by triggers (an update only when a searched column changes, so logins do not touch it), filled
+   * once. Not keyed by the user table's rowid: a VACUUM may renumber the rowids of a table whose key is text. PostgreSQL: GIN indexes of pg_trgm on the expressions the search compares; without the
+   * extension search scans, with a warning.
+   */
+  async function createTextIndex(): Promise<boolean> {
+    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    if (db.dialect === 'sqlite') {
+      const existing = await db.all(sql`select name from sqlite_master where name = ${searchTable}`);
+      if (existing.length > 0) return true;
+      const cols = SEARCHED_COLUMNS.join(', ');
+      const values = (row: string) => SEARCHED_COLUMNS.map((c) => `${row}.${c}`).join(', ');
+      // The FTS rows are numbered by a key table (`n` an INTEGER PRIMARY KEY, so VACUUM keeps it): a delete or an
+      // update finds its FTS row through the user id in one index lookup.
+      const keys = q(`${searchTable}_key`);
+      const fts = q(searchTable);
+      const add =
+        `INSERT INTO ${keys}(id) VALUES (new.id); INSERT INTO ${fts}(rowid, id, ${cols}) ` +
+        `VALUES ((SELECT n FROM ${keys} WHERE id = new.id), new.id, ${values('new')});`;
+      const drop =
+        `DELETE FROM ${fts} WHERE rowid = (SELECT n FROM ${keys} WHERE id = old.id); ` +
+        `DELETE FROM ${keys} WHERE id = old.id;`;
+      await db.transaction(async () => {
+        await db.exec(`CREATE TABLE ${keys} (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)`);
+        await db.exec(`CREATE VIRTUAL TABLE ${fts} USING fts5(id UNINDEXED, ${cols}, tokenize='trigram')`);
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_insert`)} AFTER INSERT ON ${q(name)} BEGIN ${add} END`,
+        );
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_delete`)} AFTER DELETE ON ${q(name)} BEGIN ${drop} END`,
+        );
+        await db.exec(
+          `CREATE TRIGGER ${q(`${searchTable}_update`)} AFTER UPDATE OF id, ${cols} ON ${q(name)} ` +
+            `BEGIN ${drop} ${add} END`,
+        );
+        await db.exec(`INSERT INTO ${keys}(id) SELECT id FROM ${q(name)}`);
+        await db.exec(
+          `INSERT INTO ${fts}(rowid, id, ${cols}) SELECT k.n, u.id, ${values('u')} FROM ${q(name)} u ` +
+            `JOIN ${keys} k ON k.id = u.id`,
+        );
+      });
+      return true;
+    }
+    try {
+      await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    } catch (error) {
+      const present = await db.all(sql`select 1 from pg_extension where extname = 'pg_trgm'`).catch(() => []);
+      if (present.length === 0) {
+        log?.warn('pg_trgm is not available: user search scans the table', {
+          error: String((error as Error).message),
+        });
+        return false;
+      }
+    }
+    for (const column of SEARCHED_COLUMNS) {
+      const index = `${name}_${column}_trgm_idx`;
+      const expression = column === 'email' ? `lower(coalesce("email", ''))` : `lower("${column}")`;
+      await db
+        .exec(`CREATE INDEX IF NOT EXISTS ${q(index)} ON ${q(name)} USING gin (${expression} gin_trgm_ops)`)
+        .catch(async (error: unknown) => {
+          // Another instance creating the same index at the same moment.
+          const found = await db.all(sql`select 1 from pg_indexes where indexname = ${index}`);
+          if (found.length === 0) throw error;
+        });
+    }
+    return true;
+  }
+
+  function ensureTextIndex(): Promise<boolean> {
+    textIndex ??= createTextIndex().catch((error: unknown) => {
+      textIndex = undefined;
+      throw error;
+    });
+    return textIndex;
+  }
+
+  /**
+   * Case-insensitive substring match on both dialects: lower() LIKE with `%`, `_`, `\` escaped (PostgreSQL: the
+   * pg_trgm indexes are on these expressions); on SQLite, the FTS5 trigram index for 3 characters or more.
+   */
+  function searchCondition(search: string | undefined, fts: boolean): SQL | undefined {
     const text = search?.trim();
     if (!text) return undefined;
+    if (fts && [...text].length >= TEXT_INDEX_MIN_LENGTH) {
+      const phrase = `"${text.replace(/"/g, '""')}"`;
+      const index = sql.identifier(searchTable);
+      return sql`${user.id} in (select id from ${index} where ${index} match ${phrase})`;
+    }
     const pattern = likePattern(text);
     const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
     return or(
@@ -104,26 +208,45 @@ export function createUserStore(db: Database, user: UserTable) {
   }
 
   return {
+    /** Builds the text index of `search` when missing (at start-up; also on first use). */
+    ensureTextIndex,
+
+    /** Stops the read worker of a file database (the last holder stops it). */
+    async close(): Promise<void> {
+      await reads.release();
+    },
+
     async findById(id: string): Promise<StoredUser | undefined> {
       const [row] = await orm.select().from(user).where(eq(user.id, id)).limit(1);
       return row;
     },
 
+    /**
+     * One page and how many match, counted up to {@link USER_TOTAL_COUNT_BOUND} past the page (one more than
+     * that bound: more match).
+     */
     async list(options: UserListOptions): Promise<{ rows: StoredUser[]; total: number }> {
-      const where = searchCondition(options.search);
+      const indexed = options.search?.trim() ? await ensureTextIndex() : false;
+      const where = searchCondition(options.search, indexed && db.dialect === 'sqlite');
       const direction = options.descending ? sql`desc` : sql`asc`;
+      const bound = Math.max(USER_TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;
       // NULLS LAST on both dialects (they differ by default) and the id as tie-breaker keep pages stable.
-      const [rows, [totalRow]] = await Promise.all([
-        orm
-          .select()
-          .from(user)
-          .where(where)
-          .orderBy(sql`${options.orderBy} ${direction} nulls last`, user.id)
-          .limit(options.limit)
-          .offset(options.offset),
-        orm.select({ total: count() }).from(user).where(where),
+      const [rows, total] = await Promise.all([
+        reads.rows<StoredUser>(
+          user,
+          orm
+            .select()
+            .from(user)
+            .where(where)
+            .orderBy(sql`${options.orderBy} ${direction} nulls last`, user.id)
+            .limit(options.limit)
+            .offset(options.offset),
+        ),
+        reads.number(
+          sql`select count(*) from (select 1 from ${user} ${where ? sql`where ${where}` : sql``} limit ${bound}) as bounded`,
+        ),
       ]);
-      return { rows, total: Number(totalRow?.total ?? 0) };
+      return { rows, total };
     },
 
     /** Whether another account holds `email` in any letter case (kernel/identity.ts). */
