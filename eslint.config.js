@@ -77,6 +77,10 @@ const layers = [
           regex: folderOf(FEATURES.filter((other) => other !== feature)),
           message: 'a feature imports no other feature: use a port of kernel/ports.ts',
         },
+        {
+          regex: '^\\.\\./kernel/http/',
+          message: 'a feature speaks HTTP through kernel/router.ts and ctx; Express stays behind kernel/http',
+        },
         NO_APP,
       ],
     }),
