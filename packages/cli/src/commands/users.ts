@@ -245,10 +245,8 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
         const password = argv.password ?? (await promptNewPassword());
         // SPEC "Command-line interface": the server-side policy applies to `create` even with --force.
         const minLength = project.settings.password_min_length;
-        if (password.length < minLength) {
-          throw new CliError(
-            `the password must be at least ${minLength} characters long (password_min_length)`,
-          );
+        if (!internal.meetsPasswordPolicy(password, minLength)) {
+          throw new CliError(internal.describePasswordPolicy(minLength));
         }
         await manager.create({
           username,
