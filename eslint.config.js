@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -6,8 +7,11 @@ import tseslint from 'typescript-eslint';
 // (STYLE "Public API"), so the written path names the folder it reaches; no plugin or resolver is needed.
 
 const CORE = 'packages/core/src';
-/** The feature folders of @svc/core (one module each; ARCHITECTURE.md "Modules"). */
-const FEATURES = ['audit', 'auth', 'events', 'health', 'mfa', 'rbac', 'user-settings', 'users'];
+/** The feature folders of @svc/core: every folder of src/ but the kernel, the app and the testing entry. */
+const FEATURES = readdirSync(new URL(`./${CORE}/`, import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !['kernel', 'app', 'testing'].includes(entry.name))
+  .map((entry) => entry.name)
+  .sort();
 /** Tests, their helpers and fixtures: outside the layering, and free to use `any`. */
 const TEST_FILES = [
   '**/*.test.ts',
