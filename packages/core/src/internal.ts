@@ -44,4 +44,12 @@ export {
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
 export { hashPassword, verifyPassword } from './auth/passwords.js';
+export { createRbacStore, type RbacStore, type PermissionRow, type GroupRow } from './rbac/store.js';
+export {
+  declaredPermissions,
+  declaredPermissionProblem,
+  syncPermissions,
+  type PermissionSync,
+} from './rbac/service.js';
+export { CODENAME_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, GROUP_NAME_MAX_LENGTH } from './rbac/constants.js';
 export { isMissingTableError } from './kernel/errors/format.js';

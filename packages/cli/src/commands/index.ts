@@ -19,6 +19,8 @@ export const commands: CommandEntry[] = [
   { name: 'migrations', load: async () => (await import('./migrations.js')).migrationsCommand },
   { name: 'users', load: async () => (await import('./users.js')).usersCommand },
   { name: 'audit', load: async () => (await import('./audit.js')).auditCommand },
+  { name: 'permissions', load: async () => (await import('./permissions.js')).permissionsCommand },
+  { name: 'groups', load: async () => (await import('./groups.js')).groupsCommand },
 ];
 
 /** Options of the program itself that take a value (they may come before the command). */

@@ -2,8 +2,11 @@ import { SvcError } from '../kernel/errors/svc-error.js';
 import { hasTranslation, type Translate } from '../kernel/i18n/index.js';
 import { isCanonicalUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
+import type { Router } from '../kernel/router.js';
 import type { EventSink } from '../kernel/ports.js';
 import {
+  CODENAME_MAX_LENGTH,
+  DESCRIPTION_MAX_LENGTH,
   groupDescriptionKey,
   groupLabelKey,
   permissionDescriptionKey,
@@ -185,3 +188,85 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
 }
 
 export type RbacService = ReturnType<typeof createRbacService>;
+
+/**
+ * The permission codenames a project's routers declare (docs/routers.md "Permissions"): the `permissions` of
+ * each router and route, and the keys of a router's `permissionDescriptions` (codenames a handler checks
+ * itself), each with the first description a router gives ('' when none does).
+ */
+export function declaredPermissions(routers: readonly Router[]): Map<string, string> {
+  const declared = new Map<string, string>();
+  const declare = (codename: string, description = '') => {
+    const known = declared.get(codename);
+    if (known === undefined || (known === '' && description !== '')) declared.set(codename, description);
+  };
+  for (const router of routers) {
+    const descriptions = router.options.permissionDescriptions ?? {};
+    const describe = (codename: string) => declare(codename, descriptions[codename] ?? '');
+    (router.options.permissions ?? []).forEach(describe);
+    for (const route of router.routes) (route.options.permissions ?? []).forEach(describe);
+    Object.keys(descriptions).forEach(describe);
+  }
+  return new Map([...declared].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Why a declared codename or description cannot be stored (the column widths), else undefined. */
+export function declaredPermissionProblem(codename: string, description: string): string | undefined {
+  if (codename.trim() === '' || codename !== codename.trim()) {
+    return `'${codename}' is not a codename: empty or with spaces around it`;
+  }
+  if (codename.length > CODENAME_MAX_LENGTH) {
+    return `codename '${codename.slice(0, 40)}…' is longer than ${CODENAME_MAX_LENGTH} characters`;
+  }
+  if (description.length > DESCRIPTION_MAX_LENGTH) {
+    return `the description of '${codename}' is longer than ${DESCRIPTION_MAX_LENGTH} characters`;
+  }
+  return undefined;
+}
+
+/** What {@link syncPermissions} did (or, with `dryRun`, would do). */
+export interface PermissionSync {
+  /** Declared and not stored: created with the router's description. */
+  added: { codename: string; description: string }[];
+  /** Stored with another description than the one a router gives: the router's is stored. */
+  described: { codename: string; description: string }[];
+  /** Stored and declared by no router: kept, or deleted with `prune` (with their group and user links). */
+  undeclared: string[];
+  pruned: boolean;
+}
+
+/**
+ * Makes the stored permissions hold every declared codename (docs/cli.md "svc permissions"): creates the
+ * missing ones, stores a description a router gives when it differs (a codename without one keeps what an
+ * admin wrote), and reports the stored codenames no router declares; `prune` deletes those.
+ */
+export async function syncPermissions(
+  store: RbacStore,
+  declared: ReadonlyMap<string, string>,
+  options: { prune?: boolean; dryRun?: boolean } = {},
+): Promise<PermissionSync> {
+  const stored = new Map((await store.listPermissions()).map((row) => [row.codename, row]));
+  const missing = [...declared]
+    .filter(([codename]) => !stored.has(codename))
+    .map(([codename, description]) => ({ codename, description }));
+  const described = [...declared]
+    .filter(([codename, description]) => {
+      const row = stored.get(codename);
+      return row !== undefined && description !== '' && row.description !== description;
+    })
+    .map(([codename, description]) => ({ codename, description }));
+  const undeclared = [...stored.values()].filter((row) => !declared.has(row.codename));
+  let added = missing;
+  if (!options.dryRun) {
+    const inserted = new Set((await store.createMissingPermissions(missing)).map((row) => row.codename));
+    added = missing.filter((p) => inserted.has(p.codename));
+    for (const p of described) await store.updatePermission(stored.get(p.codename)!.id, p);
+    if (options.prune) for (const row of undeclared) await store.deletePermission(row.id);
+  }
+  return {
+    added,
+    described,
+    undeclared: undeclared.map((row) => row.codename),
+    pruned: Boolean(options.prune && !options.dryRun),
+  };
+}

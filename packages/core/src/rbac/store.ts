@@ -1,4 +1,4 @@
-import { asc, eq, inArray, or } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, or } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 
@@ -72,6 +72,27 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       }
       const [row] = await orm.update(permission).set(values).where(eq(permission.id, id)).returning();
       return row;
+    },
+
+    /**
+     * Creates the permissions whose codename is not stored yet; a codename created meanwhile by someone else is
+     * skipped (unique column). Returns the rows this call inserted.
+     */
+    async createMissingPermissions(
+      values: { codename: string; description: string }[],
+    ): Promise<PermissionRow[]> {
+      if (values.length === 0) return [];
+      return orm.insert(permission).values(values).onConflictDoNothing().returning();
+    },
+
+    /** The stored permissions among `codenames`, by codename order. */
+    permissionsByCodename(codenames: string[]): Promise<PermissionRow[]> {
+      if (codenames.length === 0) return Promise.resolve([]);
+      return orm
+        .select()
+        .from(permission)
+        .where(inArray(permission.codename, codenames))
+        .orderBy(asc(permission.codename));
     },
 
     async deletePermission(id: number): Promise<boolean> {
@@ -160,6 +181,62 @@ export function createRbacStore(db: Database, tables: CoreTables) {
         const rows = await tx.delete(group).where(eq(group.id, id)).returning({ id: group.id });
         return rows.length > 0 ? members : undefined;
       });
+    },
+
+    async groupByName(name: string): Promise<GroupRow | undefined> {
+      const [row] = await orm.select().from(group).where(eq(group.name, name));
+      return row;
+    },
+
+    /** Number of members of each group that has any. */
+    async memberCounts(): Promise<Map<number, number>> {
+      const rows = await orm
+        .select({ groupId: userGroup.groupId, members: count() })
+        .from(userGroup)
+        .groupBy(userGroup.groupId);
+      return new Map(rows.map((r) => [r.groupId, Number(r.members)]));
+    },
+
+    /** Adds permissions to a group, keeping the ones it has; returns the ids it did not hold before. */
+    async grantToGroup(groupId: number, permissionIds: number[]): Promise<number[]> {
+      if (permissionIds.length === 0) return [];
+      const rows = await orm
+        .insert(groupPermission)
+        .values(permissionIds.map((permissionId) => ({ groupId, permissionId })))
+        .onConflictDoNothing()
+        .returning({ permissionId: groupPermission.permissionId });
+      return rows.map((r) => r.permissionId);
+    },
+
+    /** Takes permissions from a group; returns the ids it held. */
+    async revokeFromGroup(groupId: number, permissionIds: number[]): Promise<number[]> {
+      if (permissionIds.length === 0) return [];
+      const rows = await orm
+        .delete(groupPermission)
+        .where(
+          and(eq(groupPermission.groupId, groupId), inArray(groupPermission.permissionId, permissionIds)),
+        )
+        .returning({ permissionId: groupPermission.permissionId });
+      return rows.map((r) => r.permissionId);
+    },
+
+    /** Makes the user a member of the group; false when they already were. */
+    async addUserToGroup(userId: string, groupId: number): Promise<boolean> {
+      const rows = await orm
+        .insert(userGroup)
+        .values({ userId, groupId })
+        .onConflictDoNothing()
+        .returning({ userId: userGroup.userId });
+      return rows.length > 0;
+    },
+
+    /** Ends the user's membership of the group; false when they were not a member. */
+    async removeUserFromGroup(userId: string, groupId: number): Promise<boolean> {
+      const rows = await orm
+        .delete(userGroup)
+        .where(and(eq(userGroup.userId, userId), eq(userGroup.groupId, groupId)))
+        .returning({ userId: userGroup.userId });
+      return rows.length > 0;
     },
 
     async userExists(userId: string): Promise<boolean> {
