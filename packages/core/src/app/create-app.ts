@@ -264,7 +264,7 @@ export function createApp(options: AppOptions = {}): App {
       tables,
       authDatabaseMissing,
       baseDir,
-      handler: http.app as unknown as AppRuntime['handler'],
+      handler: http.handler,
     };
     setTrustProxy = http.setTrustProxy;
     runtime = rt;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -162,6 +163,8 @@ function staticHeadersOf(
 /** The API's Express application, its compiled routes, and the one setter of its `trust proxy`. */
 export interface HttpApp {
   app: express.Express;
+  /** The app as Node's request listener, for `http.createServer` (the only view of it outside kernel/http). */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
   routes: CompiledRoute[];
   /** Sets `trust proxy` (`svc serve --proxy-headers`, `--forwarded-allow-ips`), e.g. when the app starts listening. */
   setTrustProxy(value: TrustProxy): void;
@@ -361,7 +364,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     res.status(status).json(payload);
   }
 
-  return { app, routes, setTrustProxy };
+  return { app, handler: app, routes, setTrustProxy };
 }
 
 /**
