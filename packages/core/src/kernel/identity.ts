@@ -7,8 +7,7 @@ import { UNICODE_SCRIPTS } from './unicode-scripts.js';
 // feature that takes one of them from a request or the command line goes through these functions, so that
 // two spellings of the same identity can never be told apart by one check and confused by the next.
 
-/** A user id as stored: the lower-case 8-4-4-4-12 form `randomUUID()` produces (SPEC "User": id is a UUID). */
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A UUID in its 8-4-4-4-12 form, any letter case (SPEC "User": id is a UUID). */
 const ANY_CASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether `value` is a UUID in any letter case (a token's `sub`: PostgreSQL's `uuid` type ignores case). */
@@ -18,7 +17,8 @@ export function isUuid(value: string): boolean {
 
 /** Whether `value` is a user id in its stored, lower-case form. */
 export function isCanonicalUuid(value: string): boolean {
-  return CANONICAL_UUID.test(value);
+  // Stored ids are the lower-case form `randomUUID()` produces.
+  return ANY_CASE_UUID.test(value) && value === value.toLowerCase();
 }
 
 /** The stored (lower-case) form of a UUID written in any letter case; `null` when `value` is not a UUID. */
