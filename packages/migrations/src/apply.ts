@@ -208,7 +208,7 @@ async function runSteps(
  */
 export async function upgrade(options: RunOptions & { to?: string }): Promise<RunResult> {
   const chain = await readChain(options.dir);
-  assertDialect(chain, options.db.dialect);
+  assertDialect(chain, options.db.dialect, options.dir);
   const goal = resolveRevision(chain, options.to ?? 'head');
   return withLockedSession(options, async (session) => {
     const current = await session.current();
@@ -231,7 +231,7 @@ export async function upgrade(options: RunOptions & { to?: string }): Promise<Ru
  */
 export async function downgrade(options: RunOptions & { to: string }): Promise<RunResult> {
   const chain = await readChain(options.dir);
-  assertDialect(chain, options.db.dialect);
+  assertDialect(chain, options.db.dialect, options.dir);
   const relative = /^-(\d+)$/.exec(options.to);
   const absolute = relative ? undefined : resolveRevision(chain, options.to);
   return withLockedSession(options, async (session) => {
@@ -258,7 +258,7 @@ export async function downgrade(options: RunOptions & { to: string }): Promise<R
  */
 export async function stamp(options: RunOptions & { to: string }): Promise<RunResult> {
   const chain = await readChain(options.dir);
-  assertDialect(chain, options.db.dialect);
+  assertDialect(chain, options.db.dialect, options.dir);
   const goal = resolveRevision(chain, options.to);
   return withLockedSession(options, async (session) => {
     const current = await session.current();

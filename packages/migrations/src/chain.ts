@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Dialect } from '@svc/core/internal';
 import { MigrationError } from './errors.js';
 import { formatRevision, parseRevision, revisionFileNames, type Revision } from './revision-file.js';
@@ -10,12 +10,45 @@ export const MIGRATIONS_DIR = 'migrations';
 /** The target of the core's auth tables (SPEC "Command-line interface": `--target-name` default auth). */
 export const DEFAULT_TARGET = 'auth';
 
-/** `<baseDir>/migrations/<target>`. */
+/** The dialects a revision is written for; each has its own chain (SQL is dialect-specific). */
+export const DIALECTS: readonly Dialect[] = ['sqlite', 'pg'];
+
+/** `<baseDir>/migrations/<target>`: the target's folder, holding one folder per dialect. */
 export function targetDir(baseDir: string, target: string = DEFAULT_TARGET): string {
   if (!/^[A-Za-z0-9_-]+$/.test(target)) {
     throw new MigrationError(`invalid target name '${target}': use letters, digits, '_' and '-'`);
   }
   return join(baseDir, MIGRATIONS_DIR, target);
+}
+
+/** `<baseDir>/migrations/<target>/<dialect>`: where the revisions of one dialect are written. */
+export function dialectDir(baseDir: string, target: string, dialect: Dialect): string {
+  return join(targetDir(baseDir, target), dialect);
+}
+
+/**
+ * The folder holding the chain of `dialect` for a target, chosen from the database's dialect so that one
+ * checkout migrates a file database in development and PostgreSQL in production (docs/cli.md "Layout"):
+ * `migrations/<target>/<dialect>/`. A target folder that holds revision files itself (the layout before
+ * folders per dialect: `migrations/auth/*.sql`) still serves the dialect its files were written for.
+ */
+export async function chainDir(baseDir: string, target: string, dialect: Dialect): Promise<string> {
+  const own = dialectDir(baseDir, target, dialect);
+  if (existsSync(own)) return own;
+  const flat = targetDir(baseDir, target);
+  const dialects = await flatDialects(flat);
+  return dialects.includes(dialect) ? flat : own;
+}
+
+/** The dialects of the revision files lying directly in a target folder (the layout before per-dialect folders). */
+export async function flatDialects(dir: string): Promise<Dialect[]> {
+  if (!existsSync(dir)) return [];
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql'));
+  const found = new Set<Dialect>();
+  for (const file of files) {
+    found.add(parseRevision(await readFile(join(dir, file), 'utf8'), file).dialect);
+  }
+  return [...found];
 }
 
 /** Every revision in `dir` (empty when the folder does not exist), in no particular order. */
@@ -77,14 +110,24 @@ export async function readChain(dir: string): Promise<Revision[]> {
   return orderChain(await readRevisions(dir));
 }
 
-/** Refuses a chain written for another dialect than the database's (SPEC: one chain per dialect). */
-export function assertDialect(chain: Revision[], dialect: Dialect): void {
+/**
+ * Refuses a chain holding a revision written for another dialect than the database's: revisions are
+ * dialect-specific SQL, and each dialect has its own folder (`migrations/<target>/<dialect>/`).
+ */
+export function assertDialect(chain: Revision[], dialect: Dialect, dir?: string): void {
   const other = chain.find((r) => r.dialect !== dialect);
   if (other) {
+    const where = dir ? `${shortPath(join(dir, other.file))}` : other.file;
     throw new MigrationError(
-      `revision ${other.id} (${other.file}) was generated for ${dialectName(other.dialect)} but the database is ${dialectName(dialect)}: revisions hold dialect-specific SQL; use a migrations folder per dialect (another --target-name)`,
+      `revision ${other.id} (${where}) was generated for ${dialectName(other.dialect)} but the database is ${dialectName(dialect)}: revisions hold dialect-specific SQL and each dialect has its own folder, migrations/<target>/sqlite/ and migrations/<target>/pg/; move the file to the folder of its dialect (\`svc migrations revision --autogenerate\` writes both)`,
     );
   }
+}
+
+/** A path relative to the working directory when it lies below it (messages name files as a user typed them). */
+export function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
 export function dialectName(dialect: Dialect): string {

@@ -10,20 +10,30 @@ export {
 export {
   MIGRATIONS_DIR,
   DEFAULT_TARGET,
+  DIALECTS,
   targetDir,
+  dialectDir,
+  chainDir,
+  flatDialects,
   readRevisions,
   readChain,
   orderChain,
   resolveRevision,
   assertDialect,
+  dialectName,
 } from './chain.js';
 export {
   createRevision,
+  createRevisions,
+  schemaDialect,
+  schemaFits,
   checkSchema,
   diffBothWays,
   renameAmbiguities,
   type RevisionOptions,
   type RevisionResult,
+  type RevisionsOptions,
+  type DialectRevisionResult,
   type CheckResult,
 } from './autogenerate.js';
 export {

@@ -15,8 +15,10 @@ import { describeEachDatabase } from '@svc/core/testing';
 import {
   MigrationError,
   STATEMENT_BREAKPOINT,
+  chainDir,
   checkSchema,
   createRevision,
+  createRevisions,
   currentRevision,
   downgrade,
   pendingRevisions,
@@ -287,5 +289,191 @@ describeEachDatabase('migrations of the auth target', (database) => {
     await expect(upgrade(run())).rejects.toThrow(/svc migrations stamp/);
     await stamp({ ...run(), to: head });
     expect(await currentRevision(db, versionTable, 'auth')).toBe(head);
+  });
+});
+
+describeEachDatabase('migrations in a folder per dialect', (database) => {
+  let baseDir: string;
+  let db: Database;
+  const otherDialect = (): Dialect => (database.dialect === 'pg' ? 'sqlite' : 'pg');
+  const schemas = (tables: (dialect: Dialect) => Record<string, unknown> = () => ({})) => ({
+    sqlite: { ...buildAuthSchema(settings, 'sqlite'), ...tables('sqlite') },
+    pg: { ...buildAuthSchema(settings, 'pg'), ...tables('pg') },
+  });
+  const noteTables = async (dialect: Dialect) => {
+    const { sqliteTable, text } = await import('drizzle-orm/sqlite-core');
+    const { pgTable, varchar } = await import('drizzle-orm/pg-core');
+    return dialect === 'pg'
+      ? { note: pgTable('mt_note', { id: varchar('id', { length: 36 }).primaryKey() }) }
+      : { note: sqliteTable('mt_note', { id: text('id').primaryKey() }) };
+  };
+  const lines: string[] = [];
+  const runtime = () => ({
+    authDb: db,
+    settings,
+    authDatabaseMissing: false,
+    log: createLogger(
+      {
+        level: 'WARNING',
+        format: 'json',
+        stream: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+      },
+      'svc',
+    ),
+  });
+
+  beforeAll(() => {
+    baseDir = mkdtempSync(join(tmpdir(), 'svc-mig-dialects-'));
+    db = openDatabase({ url: database.url, settings, log: quiet() });
+  });
+  afterAll(async () => {
+    await db.close();
+    rmSync(baseDir, { recursive: true, force: true });
+  });
+
+  it('writes the revision of both dialects under one id, each into its folder, and nothing when both match', async () => {
+    const first = await createRevisions({
+      baseDir,
+      target: 'auth',
+      message: 'initial auth schema',
+      autogenerate: true,
+      schemas: schemas(),
+    });
+    expect(first.map((r) => [r.dialect, r.dir])).toEqual([
+      ['sqlite', join(baseDir, 'migrations', 'auth', 'sqlite')],
+      ['pg', join(baseDir, 'migrations', 'auth', 'pg')],
+    ]);
+    expect(first[0]!.revision!.id).toBe(first[1]!.revision!.id);
+    expect(first.map((r) => r.revision!.dialect)).toEqual(['sqlite', 'pg']);
+    expect(readFileSync(join(first[1]!.dir, first[1]!.revision!.file), 'utf8')).toMatch(/^-- dialect: pg$/m);
+    expect(readdirSync(join(baseDir, 'migrations', 'auth')).sort()).toEqual(['pg', 'sqlite']);
+
+    const again = await createRevisions({
+      baseDir,
+      target: 'auth',
+      message: 'x',
+      autogenerate: true,
+      schemas: schemas(),
+    });
+    expect(again.map((r) => r.revision)).toEqual([null, null]);
+  });
+
+  it('upgrades the database from the folder of its own dialect and is clean against its schema', async () => {
+    const dir = await chainDir(baseDir, 'auth', database.dialect);
+    expect(dir).toBe(join(baseDir, 'migrations', 'auth', database.dialect));
+    const result = await upgrade({ db, dir, target: 'auth', versionTable });
+    expect(result.steps).toHaveLength(1);
+    expect(result.steps[0]!.dialect).toBe(database.dialect);
+    expect(await tablesOf(db)).toEqual([...schemaTableNames(database.dialect), versionTable].sort());
+    expect(
+      await checkSchema({ dir, dialect: database.dialect, schema: schemas()[database.dialect] }),
+    ).toMatchObject({ clean: true });
+    lines.length = 0;
+    expect(await warnIfBehind(runtime(), baseDir)).toBe(0);
+    expect(lines).toEqual([]);
+  });
+
+  it('writes a schema change into both folders; the other dialect is refused in a folder not its own', async () => {
+    const sqliteNote = await noteTables('sqlite');
+    const pgNote = await noteTables('pg');
+    const grown = await createRevisions({
+      baseDir,
+      target: 'auth',
+      message: 'note table',
+      autogenerate: true,
+      schemas: schemas((d) => (d === 'pg' ? pgNote : sqliteNote)),
+    });
+    expect(grown.map((r) => r.revision!.upgrade)).toEqual([
+      [expect.stringMatching(/^CREATE TABLE `mt_note`/)],
+      [expect.stringMatching(/^CREATE TABLE "mt_note"/)],
+    ]);
+    const dir = await chainDir(baseDir, 'auth', database.dialect);
+    expect((await upgrade({ db, dir, target: 'auth', versionTable })).steps).toHaveLength(1);
+    expect(await tablesOf(db)).toContain('mt_note');
+    const otherDir = await chainDir(baseDir, 'auth', otherDialect());
+    await expect(upgrade({ db, dir: otherDir, target: 'auth', versionTable })).rejects.toThrow(
+      new RegExp(`generated for .* but the database is .*each dialect has its own folder`),
+    );
+  });
+
+  it('writes nothing for any dialect when one schema is of the wrong dialect or one change is ambiguous', async () => {
+    const before = () =>
+      ['sqlite', 'pg'].map((d) => readdirSync(join(baseDir, 'migrations', 'auth', d)).length);
+    const counts = before();
+    await expect(
+      createRevisions({
+        baseDir,
+        target: 'auth',
+        message: 'wrong',
+        autogenerate: true,
+        schemas: { sqlite: schemas().sqlite, pg: schemas().sqlite },
+      }),
+    ).rejects.toThrow(/holds tables of another dialect/);
+    const renamed = async (d: Dialect) => {
+      const { sqliteTable, text } = await import('drizzle-orm/sqlite-core');
+      const { pgTable, varchar } = await import('drizzle-orm/pg-core');
+      return d === 'pg'
+        ? { note: pgTable('mt_memo', { id: varchar('id', { length: 36 }).primaryKey() }) }
+        : { note: sqliteTable('mt_memo', { id: text('id').primaryKey() }) };
+    };
+    const sqliteMemo = await renamed('sqlite');
+    const pgMemo = await renamed('pg');
+    await expect(
+      createRevisions({
+        baseDir,
+        target: 'auth',
+        message: 'renamed',
+        autogenerate: true,
+        interactive: false,
+        schemas: schemas((d) => (d === 'pg' ? pgMemo : sqliteMemo)),
+      }),
+    ).rejects.toThrow(/ambiguous/);
+    expect(before()).toEqual(counts);
+  });
+
+  it('reads the layout of earlier versions (revisions directly in the target folder) for their dialect', async () => {
+    const legacy = join(baseDir, 'legacy');
+    const flat = join(legacy, 'migrations', 'auth');
+    await createRevision({
+      dir: flat,
+      message: 'initial auth schema',
+      dialect: database.dialect,
+      schema: schemas()[database.dialect],
+      autogenerate: true,
+    });
+    expect(await chainDir(legacy, 'auth', database.dialect)).toBe(flat);
+    expect(await chainDir(legacy, 'auth', otherDialect())).toBe(join(flat, otherDialect()));
+    // The other dialect's first revision goes into its own folder; the flat files keep serving theirs.
+    const written = await createRevisions({
+      baseDir: legacy,
+      target: 'auth',
+      message: 'other dialect',
+      autogenerate: true,
+      schemas: schemas(),
+    });
+    const byDialect = Object.fromEntries(written.map((r) => [r.dialect, r]));
+    expect(byDialect[database.dialect]).toMatchObject({ dir: flat, revision: null });
+    expect(byDialect[otherDialect()]!.dir).toBe(join(flat, otherDialect()));
+    expect(byDialect[otherDialect()]!.revision!.parent).toBeNull();
+    expect(await chainDir(legacy, 'auth', database.dialect)).toBe(flat);
+  });
+
+  it('warnIfBehind says when the target folder has no revisions for the database dialect', async () => {
+    const only = join(baseDir, 'only-other');
+    await createRevisions({
+      baseDir: only,
+      target: 'auth',
+      message: 'initial',
+      autogenerate: true,
+      schemas: { [otherDialect()]: schemas()[otherDialect()] },
+    });
+    lines.length = 0;
+    expect(await warnIfBehind(runtime(), only)).toBe(0);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'WARNING',
+      message: expect.stringContaining(
+        `migrations/auth/${database.dialect} holds no revisions for the ${database.dialect === 'pg' ? 'PostgreSQL' : 'SQLite'} auth database`,
+      ),
+    });
   });
 });

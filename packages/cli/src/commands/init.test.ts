@@ -71,9 +71,11 @@ type UserRow = {
   username: string;
   password_hash: string;
   is_superuser: number | boolean;
+  is_staff: number | boolean;
+  is_active: number | boolean;
   email: string | null;
 };
-const USERS = 'SELECT username, password_hash, is_superuser, email FROM svc_user';
+const USERS = 'SELECT username, password_hash, is_superuser, is_staff, is_active, email FROM svc_user';
 
 const sqliteUsers = (dir: string) => rowsOf<UserRow>('file:auth.db', dir, USERS);
 
@@ -118,14 +120,37 @@ describe('svc init and svc migrations on a file database', () => {
   });
 
   it('writes the first revision, upgrades to head and creates the superuser with an Argon2id hash', async () => {
-    const files = readdirSync(join(dir, 'migrations', 'auth'));
-    expect(files.filter((f) => f.endsWith('.sql'))).toHaveLength(1);
-    expect(files.filter((f) => f.endsWith('.snapshot.json'))).toHaveLength(1);
+    // One folder per dialect, so the same checkout also migrates PostgreSQL (docs/cli.md "Layout").
+    expect(readdirSync(join(dir, 'migrations', 'auth')).sort()).toEqual(['pg', 'sqlite']);
+    for (const dialect of ['sqlite', 'pg']) {
+      const files = readdirSync(join(dir, 'migrations', 'auth', dialect));
+      expect(files.filter((f) => f.endsWith('.sql'))).toHaveLength(1);
+      expect(files.filter((f) => f.endsWith('.snapshot.json'))).toHaveLength(1);
+      const text = readFileSync(
+        join(
+          dir,
+          'migrations',
+          'auth',
+          dialect,
+          files.find((f) => f.endsWith('.sql'))!,
+        ),
+        'utf8',
+      );
+      expect(text).toMatch(new RegExp(`^-- dialect: ${dialect}$`, 'm'));
+    }
+    expect(first.stdout).toMatch(/^wrote migrations\/auth\/sqlite\/\S+_initial_auth_schema\.sql/m);
+    expect(first.stdout).toMatch(/^wrote migrations\/auth\/pg\/\S+_initial_auth_schema\.sql/m);
     expect(first.stdout).toMatch(/auth: base -> \S+ \(1 revision applied\)/);
     expect(await sqliteTables(dir)).toEqual(expect.arrayContaining(['svc_user', 'svc_migrations_version']));
     const [admin, ...others] = await sqliteUsers(dir);
     expect(others).toEqual([]);
-    expect(admin).toMatchObject({ username: 'admin', is_superuser: 1, email: 'admin@example.com' });
+    expect(admin).toMatchObject({
+      username: 'admin',
+      is_superuser: 1,
+      is_staff: 1,
+      is_active: 1,
+      email: 'admin@example.com',
+    });
     expect(admin!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(await verifyPassword(admin!.password_hash, PASSWORD)).toBe(true);
   });
@@ -141,6 +166,11 @@ describe('svc init and svc migrations on a file database', () => {
       expect(second.stdout).toMatch(/superuser admin exists: left unchanged/);
       expect(listing(dir)).toEqual(before);
       expect(await verifyPassword((await sqliteUsers(dir))[0]!.password_hash, PASSWORD)).toBe(true);
+      // The superuser exists: a run from a script needs no password (stdin is a pipe here, not a terminal).
+      const third = await svc(dir, ['init']);
+      expect({ code: third.code, stderr: third.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(third.stdout).toMatch(/superuser admin exists: left unchanged/);
+      expect(listing(dir)).toEqual(before);
     },
     CLI_TIMEOUT,
   );
@@ -276,16 +306,67 @@ describe('svc init refusals and options', () => {
   );
 
   it(
-    'refuses a password below password_min_length, and a missing password when stdin is no terminal',
+    'refuses a password below password_min_length, and a missing password when stdin is no terminal, before writing anything',
     async () => {
       const dir = project();
       const short = await svc(dir, ['init', '--password', 'short']);
       expect(short.code).toBe(1);
-      expect(short.stderr).toMatch(/at least 12 characters/);
+      expect(short.stderr).toBe(
+        'svc: the password is too short: at least 12 characters (password_min_length)\n',
+      );
+      expect(readdirSync(dir)).toEqual(['main.mjs']);
       const missing = await svc(dir, ['init']);
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toMatch(/--password is required when stdin is not a terminal/);
-      expect(await sqliteUsers(dir)).toEqual([]);
+      expect(missing.stderr).toBe(
+        'svc: --password is required when stdin is not a terminal (or use --no-user); nothing was written\n',
+      );
+      expect(missing.stdout).toBe('');
+      expect(readdirSync(dir)).toEqual(['main.mjs']);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    'without a terminal and without --password, refuses in an empty directory too: no starter file, no .env',
+    async () => {
+      const dir = join(TMP_DIR, `empty-${randomBytes(5).toString('hex')}`);
+      mkdirSync(dir, { recursive: true });
+      dirs.push(dir);
+      const result = await svc(dir, ['init', '--username', 'admin']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^svc: --password is required when stdin is not a terminal/);
+      expect(readdirSync(dir)).toEqual([]);
+    },
+    CLI_TIMEOUT,
+  );
+
+  it(
+    'names the superuser under the username rule of svc users create: normal form stored, others refused before writing',
+    async () => {
+      const mixed = project();
+      const refused = await svc(mixed, ['init', '--username', '\u0430dmin', '--password', PASSWORD]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe('svc: the username mixes scripts (Cyrillic, Latin): write it in one\n');
+      expect(readdirSync(mixed)).toEqual(['main.mjs']);
+      const badEmail = await svc(mixed, ['init', '--email', 'not-an-address', '--password', PASSWORD]);
+      expect(badEmail.code).toBe(1);
+      expect(badEmail.stderr).toBe("svc: 'not-an-address' is not a valid email address\n");
+      expect(readdirSync(mixed)).toEqual(['main.mjs']);
+
+      const dir = project();
+      const result = await svc(dir, ['init', '--username', ' ＢＯＳＳ ', '--password', PASSWORD]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^created superuser boss$/m);
+      expect(result.stdout).toMatch(/log in as boss /);
+      expect(await sqliteUsers(dir)).toEqual([
+        expect.objectContaining({ username: 'boss', is_superuser: 1, is_staff: 1 }),
+      ]);
+      // svc users finds it under any spelling init accepted, and agrees about the flags.
+      const ls = await svc(dir, ['users', 'ls']);
+      expect(ls.stdout).toMatch(/^boss\s+-\s+yes\s+yes\s+yes\s+never$/m);
+      const again = await svc(dir, ['init', '--username', 'BOSS']);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(/superuser boss exists: left unchanged/);
     },
     CLI_TIMEOUT,
   );
@@ -320,7 +401,11 @@ describe('svc init refusals and options', () => {
         'notes',
       ]);
       expect(revision.code).toBe(0);
-      expect(readdirSync(join(dir, 'migrations', 'notes')).some((f) => f.endsWith('_notes.sql'))).toBe(true);
+      // Its tables() gives SQLite tables for both dialects: it keeps SQLite revisions only.
+      expect(readdirSync(join(dir, 'migrations', 'notes'))).toEqual(['sqlite']);
+      expect(
+        readdirSync(join(dir, 'migrations', 'notes', 'sqlite')).some((f) => f.endsWith('_notes.sql')),
+      ).toBe(true);
       expect((await svc(dir, ['migrations', 'upgrade', '--target-name', 'notes'])).code).toBe(0);
       expect((await svc(dir, ['migrations', 'check', '--target-name', 'notes'])).code).toBe(0);
       const tablesOf = async (file: string) =>
@@ -365,7 +450,7 @@ describe('svc init refusals and options', () => {
       const dir = project();
       expect((await svc(dir, ['init', '--no-user'])).code).toBe(0);
       // A hand-written revision the database has not seen (the format is meant to be edited by people).
-      const auth = join(dir, 'migrations', 'auth');
+      const auth = join(dir, 'migrations', 'auth', 'sqlite');
       const first = readdirSync(auth).find((f) => f.endsWith('.sql'))!;
       const firstId = /^-- id: (\S+)$/m.exec(readFileSync(join(auth, first), 'utf8'))![1];
       const snapshot = readdirSync(auth).find((f) => f.endsWith('.snapshot.json'))!;
@@ -406,7 +491,9 @@ describe('svc init refusals and options', () => {
           });
           child.on('close', () => reject(new Error(`serve exited: ${seen}`)));
         });
-        expect(text).toMatch(/the auth database is behind: 1 revision\(s\) of migrations\/auth not applied/);
+        expect(text).toMatch(
+          /the auth database is behind: 1 revision\(s\) of migrations\/auth\/sqlite not applied/,
+        );
         expect(text).toMatch(/svc migrations upgrade --target-name auth/);
       } finally {
         child.kill('SIGTERM');
@@ -694,8 +781,9 @@ if (!TEST_POSTGRES_URL) {
         expect(result.stderr).toBe('');
         expect(result.code).toBe(0);
         expect(dotenvOf(dir).SVC_AUTH_DATABASE_URL).toBe(database.url);
-        const sqlFile = readdirSync(join(dir, 'migrations', 'auth')).find((f) => f.endsWith('.sql'))!;
-        expect(readFileSync(join(dir, 'migrations', 'auth', sqlFile), 'utf8')).toMatch(/^-- dialect: pg$/m);
+        const pgDir = join(dir, 'migrations', 'auth', 'pg');
+        const sqlFile = readdirSync(pgDir).find((f) => f.endsWith('.sql'))!;
+        expect(readFileSync(join(pgDir, sqlFile), 'utf8')).toMatch(/^-- dialect: pg$/m);
         const users = await query<{ username: string; is_superuser: boolean }>(
           'SELECT username, is_superuser FROM svc_user',
         );

@@ -1,38 +1,45 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { createInterface } from 'node:readline';
+import type { Settings } from '@svc/core';
 import {
   MIN_SECRET_KEY_LENGTH,
   SettingsSchema,
+  UserManagementError,
+  coreTables,
+  createLogger,
+  createUserManager,
   dialectOf,
+  type Dialect,
   hashPassword,
-  loadSettings,
+  isMissingTableError,
+  openDatabase,
   readDotenv,
+  redactUrl,
   sqlitePath,
 } from '@svc/core/internal';
-import { DEFAULT_TARGET, MigrationError, checkSchema, createRevision, readChain } from '@svc/migrations';
-import { eq } from 'drizzle-orm';
+import { DEFAULT_TARGET, MigrationError, checkSchema, readChain } from '@svc/migrations';
 import type { CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { APP_MODULE_EXTENSIONS, DEFAULT_APP_SPEC } from '../load-app.js';
+import { APP_MODULE_EXTENSIONS, DEFAULT_APP_SPEC, firstLine } from '../load-app.js';
 import { cliLine } from '../output.js';
+import { loadProjectSettings } from '../project.js';
+import { closePrompts, promptNewPassword } from '../prompts.js';
 import { STARTER_MAIN_TS, starterPackageJson, starterSvcYaml } from '../templates/project.js';
 import {
   loadProjectApp,
   migrationContext,
   openMigrationDatabase,
   upgradeTarget,
+  writeRevisions,
   type MigrationContext,
 } from './migrations.js';
+import { newUsername, normaliseEmail } from './users.js';
 
 /** SPEC "Configuration": a random secret key of at least 32 characters; 48 bytes give 64 characters. */
 const SECRET_KEY_BYTES = 48;
 /** SPEC "Command-line interface" `svc init`: default a file database in the project directory. */
 const DEFAULT_AUTH_DATABASE_URL = 'file:auth.db';
-/** SPEC "Limits": username length. */
-const USERNAME_MIN = 3;
-const USERNAME_MAX = 150;
 const FIRST_REVISION_MESSAGE = 'initial auth schema';
 
 interface InitArgs {
@@ -266,80 +273,123 @@ function nextSteps(options: {
   ].join('\n');
 }
 
-/** Reads a line without echoing it (a password). */
-function promptHidden(question: string): Promise<string> {
-  return new Promise((resolvePrompt, reject) => {
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
-    const output = rl as unknown as { _writeToOutput(s: string): void };
-    let asked = false;
-    output._writeToOutput = (s: string) => {
-      if (!asked) {
-        process.stdout.write(s);
-        asked = true;
-      }
-    };
-    rl.question(question, (answer) => {
-      process.stdout.write('\n');
-      rl.close();
-      resolvePrompt(answer);
-    });
-    rl.on('SIGINT', () => {
-      rl.close();
-      reject(new CliError('aborted', 130));
-    });
+/** The first superuser as init will create it, settled before anything is written. */
+interface PlannedSuperuser {
+  /** The normal form of `--username` (kernel/identity.ts). */
+  username: string;
+  email: string | null;
+  /** `undefined` when the user exists already (init leaves it unchanged and asks for nothing). */
+  password: string | undefined;
+}
+
+/** A user manager on a database already open; `svc users create` uses the same (kernel identity rules). */
+function managerOn(db: ReturnType<typeof openDatabase>, settings: Settings) {
+  return createUserManager({
+    db,
+    tables: coreTables(settings, db.dialect),
+    hashPassword,
+    now: () => new Date(),
   });
 }
 
-async function passwordOf(argv: InitArgs, minLength: number): Promise<string> {
+/**
+ * Whether the auth database at `url` already holds the user `username` (found as `svc users` finds one). Opens
+ * nothing that does not exist: a file database that is not there yet holds no user.
+ */
+async function userExists(
+  url: string,
+  baseDir: string,
+  settings: Settings,
+  username: string,
+): Promise<boolean> {
+  if (dialectOf(url) === 'sqlite') {
+    const path = sqlitePath(url, baseDir);
+    if (path === ':memory:' || !existsSync(path)) return false;
+  }
+  const log = createLogger({ level: 'CRITICAL', format: settings.log_format }, 'svc.init');
+  let db: ReturnType<typeof openDatabase>;
+  try {
+    db = openDatabase({ url, settings, log, baseDir });
+  } catch (error) {
+    throw new CliError(`cannot open the auth database ${redactUrl(url)}: ${firstLine(error)}`);
+  }
+  try {
+    return (await managerOn(db, settings).find(username)) !== undefined;
+  } catch (error) {
+    if (isMissingTableError(error)) return false;
+    throw new CliError(`cannot reach the auth database ${redactUrl(url)}: ${firstLine(error)}`);
+  } finally {
+    await db.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Settles the superuser before init writes anything: the username rule, the email, and the password when the
+ * user does not exist yet (SPEC `svc init`: prompted, hidden and confirmed). Without a terminal and without
+ * `--password` init refuses here, so a refused run leaves the project as it was.
+ */
+async function planSuperuser(
+  argv: InitArgs,
+  url: string,
+  baseDir: string,
+  settings: Settings,
+): Promise<PlannedSuperuser> {
+  const username = newUsername(argv.username);
+  const email = normaliseEmail(argv.email) ?? null;
+  if (await userExists(url, baseDir, settings, argv.username))
+    return { username, email, password: undefined };
   let password = argv.password;
   if (password === undefined) {
     if (!process.stdin.isTTY) {
-      throw new CliError('--password is required when stdin is not a terminal (or use --no-user)');
+      throw new CliError(
+        `--password is required when stdin is not a terminal (or use --no-user); nothing was written`,
+      );
     }
-    password = await promptHidden(`Password for ${argv.username}: `);
-    const again = await promptHidden('Password (again): ');
-    if (password !== again) throw new CliError('the passwords do not match');
+    try {
+      process.stderr.write(`Password of the superuser ${username}\n`);
+      password = await promptNewPassword();
+    } finally {
+      closePrompts();
+    }
   }
+  const minLength = settings.password_min_length;
   if (password.length < minLength) {
     throw new CliError(`the password is too short: at least ${minLength} characters (password_min_length)`);
   }
-  return password;
+  return { username, email, password };
 }
 
-/** Creates the first superuser unless the username exists; returns a line saying which happened. */
+/**
+ * Creates the first superuser through the user manager of `svc users create` (same username rule, email
+ * check and password hash), staff too, like `svc users create --superuser` (docs/cli.md "users"). Returns a
+ * line saying what happened; a user that exists is left unchanged.
+ */
 async function ensureSuperuser(
   context: MigrationContext,
+  planned: PlannedSuperuser,
   argv: InitArgs,
   db: ReturnType<typeof openMigrationDatabase>,
 ): Promise<string> {
-  const username = argv.username.trim().toLowerCase();
-  if (username.length < USERNAME_MIN || username.length > USERNAME_MAX) {
-    throw new CliError(`the username must have ${USERNAME_MIN} to ${USERNAME_MAX} characters`);
-  }
-  const user = (context.schema as { user: never }).user;
-  const orm = db.orm as any; // both dialects through the SQLite-typed builder
-  const found = await orm
-    .select({ id: (user as { id: never }).id })
-    .from(user)
-    .where(eq((user as { username: never }).username, username));
-  if (found.length > 0) return `superuser ${username} exists: left unchanged`;
-  const password = await passwordOf(argv, context.settings.password_min_length);
-  const passwordHash = await hashPassword(password);
-  const inserted = await orm
-    .insert(user)
-    .values({
-      username,
-      email: argv.email?.trim() || null,
-      passwordHash,
+  const exists = `superuser ${planned.username} exists: left unchanged`;
+  const manager = managerOn(db, context.settings);
+  if (planned.password === undefined || (await manager.find(argv.username))) return exists;
+  try {
+    await manager.create({
+      username: argv.username,
+      password: planned.password,
+      email: planned.email,
       isActive: true,
       isStaff: true,
       isSuperuser: true,
-    })
-    .onConflictDoNothing()
-    .returning();
-  return inserted.length > 0
-    ? `created superuser ${username}`
-    : `superuser ${username} exists: left unchanged`;
+    });
+  } catch (error) {
+    if (error instanceof UserManagementError) {
+      if (error.reason === 'user_exists') return exists; // another init made it in the meantime
+      throw new CliError(error.message);
+    }
+    throw error;
+  }
+  return `created superuser ${planned.username}`;
 }
 
 /**
@@ -394,28 +444,42 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
         `SVC_SECRET_KEY in .env is shorter than ${MIN_SECRET_KEY_LENGTH} characters: replace it`,
       );
     }
+    // Everything that can refuse runs before the first write: loading the project's app (when it has one;
+    // the starter written below adds no module to the core ones, so init migrates without importing it, which
+    // works before `@svc/core` resolves or package.json says "type": "module"), the settings it will run with
+    // (environment, .env as completed below, svc.yaml, the app's own) and the superuser.
+    const app = await loadProjectApp(baseDir, argv.app);
+    const settings = loadProjectSettings({
+      baseDir,
+      env: { ...process.env, ...planned },
+      overrides: app?.options.settings,
+      requireSecretKey: false,
+    });
+    const superuser = argv.user
+      ? await planSuperuser(argv, planned.SVC_AUTH_DATABASE_URL!, baseDir, settings)
+      : undefined;
+
     const written = completeDotenv(envPath, existing, planned);
     process.stdout.write(written.length ? `.env: added ${written.join(', ')}\n` : '.env: complete\n');
     const scaffold = scaffoldProject(baseDir, argv.app, planned.SVC_AUTH_DATABASE_URL!);
 
     try {
-      // The starter written just now adds no module to the core ones, so init migrates without importing it:
-      // that works before `@svc/core` resolves or before package.json says "type": "module".
-      const app = scaffold.wroteStarter ? undefined : await loadProjectApp(baseDir, argv.app);
-      // The settings the app will run with: environment, the .env just completed, svc.yaml, the app's own.
-      const settings = loadSettings({ baseDir, overrides: app?.options.settings });
       const context = await migrationContext({ baseDir, target: argv.targetName, app });
-      const chain = await readChain(context.dir);
-      if (chain.length === 0) {
-        const { revision } = await createRevision({
-          dir: context.dir,
+      // The first revision of every dialect the target has tables for (SQLite and PostgreSQL for auth), so
+      // the checkout runs on a file database and on PostgreSQL alike (docs/deployment.md).
+      const missing: Dialect[] = [];
+      for (const dialect of context.dialects) {
+        if ((await readChain(await context.dirOf(dialect))).length === 0) missing.push(dialect);
+      }
+      if (missing.length > 0) {
+        const lines = await writeRevisions(context, {
           message: FIRST_REVISION_MESSAGE,
-          dialect: context.dialect,
-          schema: context.schema,
           autogenerate: true,
+          dialects: missing,
         });
-        process.stdout.write(`migrations/${context.target}: wrote ${revision!.file}\n`);
-      } else {
+        for (const line of lines) process.stdout.write(`${line}\n`);
+      }
+      if (!missing.includes(context.dialect)) {
         const check = await checkSchema({
           dir: context.dir,
           dialect: context.dialect,
@@ -430,14 +494,14 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
       const db = openMigrationDatabase(context);
       try {
         process.stdout.write(`${await upgradeTarget(context, db)}\n`);
-        if (argv.user) process.stdout.write(`${await ensureSuperuser(context, argv, db)}\n`);
+        if (superuser) process.stdout.write(`${await ensureSuperuser(context, superuser, argv, db)}\n`);
       } finally {
         await db.close();
       }
       process.stdout.write(
         nextSteps({
           settings,
-          username: argv.user ? argv.username.trim().toLowerCase() : undefined,
+          username: superuser?.username,
           notEsm: scaffold.notEsm,
         }),
       );

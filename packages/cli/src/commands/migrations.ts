@@ -12,12 +12,16 @@ import {
 } from '@svc/core/internal';
 import {
   DEFAULT_TARGET,
+  DIALECTS,
   MigrationError,
+  chainDir,
   checkSchema,
-  createRevision,
+  createRevisions,
   currentRevision,
+  dialectName,
   downgrade,
   readChain,
+  schemaFits,
   stamp,
   targetDir,
   upgrade,
@@ -38,15 +42,28 @@ export function loadProjectApp(baseDir: string, spec?: string): Promise<App | un
 export interface MigrationContext {
   baseDir: string;
   target: string;
-  dir: string;
   settings: Settings;
+  /** The database the target lives in, and its dialect. */
   url: string;
   dialect: Dialect;
+  /** Folder of the chain of the database's dialect (`migrations/<target>/<dialect>`, see `chainDir`). */
+  dir: string;
+  /** The live schema in the database's dialect. */
   schema: Record<string, unknown>;
   versionTable: string;
+  /** The dialects the target has tables for (both for the core's auth target), in `DIALECTS` order. */
+  dialects: Dialect[];
+  /** The live schema in one of `dialects`. */
+  schemaOf(dialect: Dialect): Record<string, unknown>;
+  /** Folder of the chain of one dialect. */
+  dirOf(dialect: Dialect): Promise<string>;
 }
 
-/** Reads settings (`.env`, environment, svc.yaml, the app's own settings) and builds the live auth schema. */
+/**
+ * Reads settings (`.env`, environment, svc.yaml, the app's own settings) and builds the live schema of the
+ * target in each dialect it has tables for. The chain used is the one of the database URL's dialect, so one
+ * checkout migrates a file database in development and PostgreSQL in production (docs/deployment.md).
+ */
 export async function migrationContext(options: {
   baseDir: string;
   target: string;
@@ -66,7 +83,12 @@ export async function migrationContext(options: {
     options.target === DEFAULT_TARGET ? undefined : options.app?.options.migrationTargets?.[options.target];
   if (options.target !== DEFAULT_TARGET && !projectTarget) {
     const known = [DEFAULT_TARGET, ...Object.keys(options.app?.options.migrationTargets ?? {})];
-    throw new CliError(`unknown migration target '${options.target}': the app defines ${known.join(', ')}`);
+    const dialectHint = /-(pg|postgres|postgresql|sqlite)$/i.test(options.target)
+      ? `; a target needs no second name per dialect: its revisions for each dialect live in migrations/${options.target.replace(/-[a-z]+$/i, '')}/sqlite/ and …/pg/, chosen from the database URL`
+      : '';
+    throw new CliError(
+      `unknown migration target '${options.target}': the app defines ${known.join(', ')}${dialectHint}`,
+    );
   }
   const url = projectTarget && projectTarget.database !== 'auth' ? settings.database_url || authUrl : authUrl;
   if (!url) {
@@ -84,18 +106,86 @@ export async function migrationContext(options: {
     ...(options.app?.options.coreModules ?? coreModules),
     ...(options.app?.options.modules ?? []),
   ];
+  const build = (d: Dialect) =>
+    projectTarget ? projectTarget.tables(settings, d) : buildAuthSchema(settings, d, modules);
+  // A target whose tables() serves one dialect only (it ignores the argument, or throws for the other)
+  // keeps the revisions of that dialect only.
+  const schemas = new Map<Dialect, Record<string, unknown>>();
+  for (const d of DIALECTS) {
+    try {
+      const schema = build(d);
+      if (schemaFits(schema, d)) schemas.set(d, schema);
+    } catch (error) {
+      if (d === dialect) throw error;
+    }
+  }
+  const schema = schemas.get(dialect);
+  if (!schema) {
+    throw new CliError(
+      `the target ${options.target} has no ${dialectName(dialect)} tables: its tables(settings, dialect) returns tables of another dialect for '${dialect}' (use drizzle-orm/${dialect === 'pg' ? 'pg-core' : 'sqlite-core'} there)`,
+    );
+  }
+  const dirOf = (d: Dialect) => chainDir(options.baseDir, options.target, d);
   return {
     baseDir: options.baseDir,
     target: options.target,
-    dir: targetDir(options.baseDir, options.target),
     settings,
     url,
     dialect,
-    schema: projectTarget
-      ? projectTarget.tables(settings, dialect)
-      : buildAuthSchema(settings, dialect, modules),
+    dir: await dirOf(dialect),
+    schema,
     versionTable: versionTableName(settings),
+    dialects: [...schemas.keys()],
+    schemaOf: (d) => {
+      const found = schemas.get(d);
+      if (!found) throw new CliError(`the target ${options.target} has no ${dialectName(d)} tables`);
+      return found;
+    },
+    dirOf,
   };
+}
+
+/** A folder as the user would type it: relative to the working directory when below it. */
+export function shownDir(dir: string): string {
+  const rel = relative(process.cwd(), dir);
+  return rel === '' || rel.startsWith('..') ? dir : rel;
+}
+
+/**
+ * Writes the next revision of the context's target for `dialects` (one id for all) and returns one line per
+ * dialect: the file written, or that nothing changed there.
+ */
+export async function writeRevisions(
+  context: MigrationContext,
+  options: { message: string; autogenerate: boolean; dialects: Dialect[] },
+): Promise<string[]> {
+  const results = await createRevisions({
+    baseDir: context.baseDir,
+    target: context.target,
+    message: options.message,
+    autogenerate: options.autogenerate,
+    schemas: Object.fromEntries(options.dialects.map((d) => [d, context.schemaOf(d)])),
+  });
+  const lines: string[] = [];
+  for (const result of results) {
+    if (!result.revision) {
+      // SPEC "Versioning" 4: an empty autogenerated revision means nothing to do.
+      lines.push(
+        `nothing to do: the schema matches the head revision ${result.parent?.id ?? '(none)'} in ${shownDir(result.dir)}; no revision written`,
+      );
+      continue;
+    }
+    const count = result.revision.upgrade.length;
+    lines.push(
+      `wrote ${shownDir(join(result.dir, result.revision.file))} (${options.autogenerate ? `${count} statement${count === 1 ? '' : 's'}` : 'empty: add your SQL'})`,
+    );
+  }
+  if (results.some((r) => r.dir === targetDir(context.baseDir, context.target))) {
+    lines.push(
+      `note: ${shownDir(targetDir(context.baseDir, context.target))} keeps revisions in the layout of earlier versions (files directly in the target folder); move them into a folder per dialect, see docs/upgrading.md "Migrations: a folder per dialect"`,
+    );
+  }
+  return lines;
 }
 
 /** Opens the auth database of the context for one command; logs only warnings. */
@@ -169,7 +259,8 @@ function common<T>(yargs: Argv<T>) {
     .option('target-name', {
       type: 'string',
       default: DEFAULT_TARGET,
-      describe: 'Migration target: the folder migrations/<target-name> and its row in the version table',
+      describe:
+        'Migration target: the folder migrations/<target-name>/<dialect> (sqlite or pg, from the database URL) and its row in the version table',
     })
     .option('app', {
       type: 'string',
@@ -178,9 +269,13 @@ function common<T>(yargs: Argv<T>) {
     });
 }
 
-const revisionCommand: CommandModule<CommonArgs, CommonArgs & { message: string; autogenerate: boolean }> = {
+const revisionCommand: CommandModule<
+  CommonArgs,
+  CommonArgs & { message: string; autogenerate: boolean; dialect?: Dialect }
+> = {
   command: 'revision <message>',
-  describe: 'Write the next revision (--autogenerate: diff the live schema against the head revision)',
+  describe:
+    'Write the next revision (--autogenerate: diff the live schema against the head revision, for every dialect)',
   builder: (y) =>
     common(y)
       .positional('message', { type: 'string', demandOption: true, describe: 'What the revision does' })
@@ -188,31 +283,47 @@ const revisionCommand: CommandModule<CommonArgs, CommonArgs & { message: string;
         type: 'boolean',
         default: false,
         describe: 'Generate the SQL from the schema',
+      })
+      .option('dialect', {
+        type: 'string',
+        choices: [...DIALECTS],
+        describe: "Only this dialect (default: every dialect with --autogenerate, else the database URL's)",
       }) as never,
   handler: (argv) =>
     guarded(async () => {
       const context = await contextOf(argv);
-      const result = await createRevision({
-        dir: context.dir,
+      const dialects = argv.dialect
+        ? [argv.dialect]
+        : argv.autogenerate
+          ? context.dialects
+          : [context.dialect];
+      for (const line of await writeRevisions(context, {
         message: argv.message,
-        dialect: context.dialect,
-        schema: context.schema,
         autogenerate: argv.autogenerate,
-      });
-      if (!result.revision) {
-        // SPEC "Versioning" 4: an empty autogenerated revision means nothing to do.
-        out(
-          `nothing to do: the schema matches the head revision ${result.parent?.id ?? '(none)'} of ${context.target}; no revision written`,
-        );
-        return;
+        dialects,
+      })) {
+        out(line);
       }
-      const file = relative(process.cwd(), join(context.dir, result.revision.file)) || result.revision.file;
-      const count = result.revision.upgrade.length;
-      out(
-        `wrote ${file} (${argv.autogenerate ? `${count} statement${count === 1 ? '' : 's'}` : 'empty: add your SQL'})`,
-      );
     }),
 };
+
+/** Why a chain is empty, and what to run: another dialect's revisions may exist (developed on SQLite). */
+async function noRevisionsError(context: MigrationContext): Promise<CliError> {
+  const others: string[] = [];
+  for (const d of DIALECTS.filter((d) => d !== context.dialect)) {
+    const dir = await context.dirOf(d);
+    if ((await readChain(dir)).length > 0) others.push(`${dialectName(d)} revisions in ${shownDir(dir)}`);
+  }
+  const name = dialectName(context.dialect);
+  if (others.length > 0) {
+    return new CliError(
+      `no ${name} revisions in ${shownDir(context.dir)} (the project has ${others.join(', ')}): write them where the project is developed with \`svc migrations revision "${name} revisions" --autogenerate --target-name ${context.target}\` (it writes every dialect's), commit them, then upgrade`,
+    );
+  }
+  return new CliError(
+    `no revisions in ${shownDir(context.dir)}: run \`svc migrations revision "initial" --autogenerate --target-name ${context.target}\` or \`svc init\``,
+  );
+}
 
 const upgradeCommand: CommandModule<CommonArgs, CommonArgs & { revision: string }> = {
   command: 'upgrade [revision]',
@@ -227,11 +338,7 @@ const upgradeCommand: CommandModule<CommonArgs, CommonArgs & { revision: string 
     guarded(async () => {
       const context = await contextOf(argv);
       const chain = await readChain(context.dir);
-      if (chain.length === 0) {
-        throw new CliError(
-          `no revisions in ${relative(process.cwd(), context.dir) || context.dir}: run \`svc migrations revision "initial" --autogenerate --target-name ${context.target}\` or \`svc init\``,
-        );
-      }
+      if (chain.length === 0) throw await noRevisionsError(context);
       out(await withDatabase(context, (db) => upgradeTarget(context, db, argv.revision)));
     }),
 };
@@ -333,27 +440,42 @@ const historyCommand: CommandModule<CommonArgs, CommonArgs> = {
     }),
 };
 
-const checkCommand: CommandModule<CommonArgs, CommonArgs & { exitCode?: number }> = {
+const checkCommand: CommandModule<CommonArgs, CommonArgs & { dialect?: Dialect; exitCode?: number }> = {
   command: 'check',
-  describe: 'Exit non-zero when the schema differs from the head revision (for CI)',
-  builder: (y) => common(y) as never,
+  describe:
+    "Exit non-zero when the schema differs from the head revision of a dialect (for CI): the database's, and every dialect with revisions",
+  builder: (y) =>
+    common(y).option('dialect', {
+      type: 'string',
+      choices: [...DIALECTS],
+      describe: 'Only this dialect',
+    }) as never,
   handler: (argv) =>
     guarded(async () => {
       const context = await contextOf(argv);
-      const result = await checkSchema({
-        dir: context.dir,
-        dialect: context.dialect,
-        schema: context.schema,
-      });
-      if (result.clean) {
-        out(`${context.target}: the schema matches the head revision ${result.head?.id ?? '(none)'}`);
-        return;
+      if (argv.dialect && !context.dialects.includes(argv.dialect)) {
+        throw new CliError(`the target ${context.target} has no ${dialectName(argv.dialect)} tables`);
       }
-      cliLine(
-        'error',
-        `${context.target}: the schema differs from the head revision ${result.head?.id ?? '(none: no revisions yet)'} (${result.statements.length} statement${result.statements.length === 1 ? '' : 's'}); run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\``,
-      );
-      argv.exitCode = 1;
+      const dialects: Dialect[] = [];
+      for (const d of argv.dialect ? [argv.dialect] : context.dialects) {
+        if (argv.dialect || d === context.dialect || (await readChain(await context.dirOf(d))).length > 0) {
+          dialects.push(d);
+        }
+      }
+      for (const d of dialects) {
+        const dir = await context.dirOf(d);
+        const result = await checkSchema({ dir, dialect: d, schema: context.schemaOf(d) });
+        const label = `${context.target} (${d}, ${shownDir(dir)})`;
+        if (result.clean) {
+          out(`${label}: the schema matches the head revision ${result.head?.id ?? '(none)'}`);
+          continue;
+        }
+        cliLine(
+          'error',
+          `${label}: the schema differs from the head revision ${result.head?.id ?? '(none: no revisions yet)'} (${result.statements.length} statement${result.statements.length === 1 ? '' : 's'}); run \`svc migrations revision "<message>" --autogenerate --target-name ${context.target}\``,
+        );
+        argv.exitCode = 1;
+      }
     }),
 };
 
@@ -374,7 +496,10 @@ export const migrationsCommand: CommandModule<CommonArgs, CommonArgs> = {
       .command(historyCommand as never)
       .command(checkCommand as never)
       .command(stampCommand as never)
-      .example('$0 migrations revision "add notes" --autogenerate', 'Write the next revision from the schema')
+      .example(
+        '$0 migrations revision "add notes" --autogenerate',
+        'Write the next revision from the schema, for SQLite and PostgreSQL',
+      )
       .example('$0 migrations upgrade', 'Apply the pending revisions of the auth target')
       .example('$0 migrations downgrade -1', 'Revert the last applied revision')
       .example('$0 migrations check', 'Exit 1 when a revision is missing (CI)')

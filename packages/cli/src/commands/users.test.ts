@@ -128,6 +128,44 @@ describeEachDatabase('svc users', (database) => {
   );
 
   it(
+    'create --superuser makes the user staff too, as svc init does; --no-staff leaves it off',
+    async () => {
+      const ops = await users(['create', 'ops', '--superuser', '--password', 'correct-horse-battery']);
+      expect(ops).toMatchObject({ code: 0, stdout: "created user 'ops' (superuser, staff)\n" });
+      expect(await rowOf('ops')).toMatchObject({ isSuperuser: true, isStaff: true });
+      const bare = await users([
+        'create',
+        'ops-bare',
+        '--superuser',
+        '--no-staff',
+        '--password',
+        'correct-horse-battery',
+      ]);
+      expect(bare).toMatchObject({ code: 0, stdout: "created user 'ops-bare' (superuser)\n" });
+      expect(await rowOf('ops-bare')).toMatchObject({ isSuperuser: true, isStaff: false });
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'names users by the kernel username rule: the normal form is stored and found again, look-alikes refused',
+    async () => {
+      const wide = await users(['create', ' ＧＲＡＣＥ ', '--password', 'correct-horse-battery']);
+      expect(wide).toMatchObject({ code: 0, stdout: "created user 'grace'\n" });
+      expect(await rowOf('grace')).toBeDefined();
+      const update = await users(['update', 'ＧＲＡＣＥ', '--first-name', 'Grace']);
+      expect(update).toMatchObject({ code: 0, stdout: "updated user 'grace': firstName\n" });
+      const mixed = await users(['create', 'gr\u0430ce', '--password', 'correct-horse-battery']);
+      expect(mixed.code).toBe(1);
+      expect(errorLine(mixed)).toBe('svc: the username mixes scripts (Cyrillic, Latin): write it in one');
+      const hidden = await users(['create', 'gra\u200bce', '--password', 'correct-horse-battery']);
+      expect(hidden.code).toBe(1);
+      expect(errorLine(hidden)).toBe('svc: the username holds an invisible or control character (U+200B)');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
     'update changes flags and email, clears an empty email and refuses one in use',
     async () => {
       await users([

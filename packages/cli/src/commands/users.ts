@@ -1,16 +1,13 @@
-import { createInterface, type Interface } from 'node:readline';
 import { createAuthSchema, z } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { firstLine } from '../load-app.js';
 import { loadProjectSettings, openAuthDatabase, resolveBaseDir } from '../project.js';
+import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
 export const CLI_MIN_PASSWORD_LENGTH = 8;
-/** SPEC "User": usernames are 3 to 150 characters once trimmed and lower-cased. */
-export const USERNAME_MIN_LENGTH = 3;
-export const USERNAME_MAX_LENGTH = 150;
 
 type Settings = ReturnType<typeof loadProjectSettings>;
 type CoreTables = internal.CoreTables;
@@ -69,92 +66,6 @@ async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Pr
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Prompts: hidden input on a terminal; one line per prompt from a pipe (scripts and tests)
-
-let lineReader: { rl: Interface; lines: AsyncIterator<string> } | undefined;
-
-function closePrompts(): void {
-  lineReader?.rl.close();
-  lineReader = undefined;
-}
-
-async function readPipedLine(prompt: string): Promise<string> {
-  process.stderr.write(prompt);
-  if (!lineReader) {
-    const rl = createInterface({ input: process.stdin, terminal: false });
-    lineReader = { rl, lines: rl[Symbol.asyncIterator]() };
-  }
-  const next = await lineReader.lines.next();
-  process.stderr.write('\n');
-  if (next.done) throw new CliError('no answer: standard input ended before the prompt was answered');
-  return next.value;
-}
-
-/** Reads one line from the terminal without echo. Ctrl-C aborts (exit 130). */
-function readHiddenFromTty(prompt: string): Promise<string> {
-  const stdin = process.stdin;
-  process.stderr.write(prompt);
-  return new Promise((resolvePromise, reject) => {
-    let value = '';
-    const finish = () => {
-      stdin.off('data', onData);
-      stdin.setRawMode(false);
-      stdin.pause();
-      process.stderr.write('\n');
-    };
-    const onData = (chunk: Buffer | string) => {
-      for (const ch of chunk.toString('utf8')) {
-        if (ch === '\r' || ch === '\n') {
-          finish();
-          resolvePromise(value);
-          return;
-        }
-        if (ch === '\u0003' || (ch === '\u0004' && value === '')) {
-          finish();
-          reject(new CliError('aborted', 130));
-          return;
-        }
-        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
-        else if (ch >= ' ') value += ch;
-      }
-    };
-    stdin.setRawMode(true);
-    stdin.resume();
-    stdin.on('data', onData);
-  });
-}
-
-function readSecret(prompt: string): Promise<string> {
-  return process.stdin.isTTY ? readHiddenFromTty(prompt) : readPipedLine(prompt);
-}
-
-/** SPEC "Command-line interface": a missing `--password` is prompted, hidden and confirmed. */
-async function promptNewPassword(): Promise<string> {
-  const password = await readSecret('Password: ');
-  const again = await readSecret('Repeat password: ');
-  if (password !== again) throw new CliError('the passwords do not match');
-  if (password === '') throw new CliError('the password is empty');
-  return password;
-}
-
-async function confirm(question: string): Promise<boolean> {
-  let answer: string;
-  if (process.stdin.isTTY) {
-    process.stderr.write(question);
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-    answer = await new Promise<string>((resolvePromise) => rl.question('', resolvePromise));
-    rl.close();
-  } else {
-    try {
-      answer = await readPipedLine(question);
-    } catch {
-      answer = '';
-    }
-  }
-  return /^(y|yes)$/i.test(answer.trim());
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands
 
 function managerOf(project: UserProject) {
@@ -176,19 +87,26 @@ async function refusalsAsCliErrors<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** SPEC "User": trimmed, lower-cased, 3 to 150 characters. */
-function normaliseUsername(raw: string): string {
-  const username = String(raw).trim().toLowerCase();
-  if (username.length < USERNAME_MIN_LENGTH || username.length > USERNAME_MAX_LENGTH) {
-    throw new CliError(
-      `the username must be ${USERNAME_MIN_LENGTH} to ${USERNAME_MAX_LENGTH} characters long`,
-    );
-  }
-  return username;
+/**
+ * The normal form of a new username (kernel/identity.ts: NFKC, lower case, trimmed, 3 to 150 characters, one
+ * script, no invisible character), or the reason it is refused as one CLI line. `svc init` names its
+ * superuser through it too.
+ */
+export function newUsername(raw: string): string {
+  const check = internal.checkUsername(String(raw));
+  if (check.problem) throw new CliError(internal.describeUsernameProblem(check));
+  return check.username;
 }
 
-/** `undefined` = not given; `null` = clear (an empty value, SPEC "User"). */
-function normaliseEmail(raw: string | undefined): string | null | undefined {
+/** A username naming an existing user: found as written or by its normal form (`UserManager.find`). */
+function existingName(raw: string): string {
+  const name = String(raw).trim();
+  if (name === '') throw new CliError('the username is empty');
+  return name;
+}
+
+/** `undefined` = not given; `null` = clear (an empty value, SPEC "User"). Shared with `svc init`. */
+export function normaliseEmail(raw: string | undefined): string | null | undefined {
   if (raw === undefined) return undefined;
   const email = String(raw).trim();
   if (email === '') return null;
@@ -222,7 +140,10 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
       .option('email', { type: 'string' })
       .option('first-name', { type: 'string' })
       .option('last-name', { type: 'string' })
-      .option('staff', { type: 'boolean', default: false })
+      .option('staff', {
+        type: 'boolean',
+        describe: 'Staff status (default: on with --superuser, off otherwise; --no-staff turns it off)',
+      })
       .option('superuser', { type: 'boolean', default: false })
       .option('inactive', { type: 'boolean', default: false, describe: 'Create the account disabled' })
       .option('force', {
@@ -238,31 +159,32 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
-        const username = normaliseUsername(argv.username);
+        const username = newUsername(argv.username);
         const email = normaliseEmail(argv.email);
         const manager = managerOf(project);
-        if (await manager.find(username)) throw new CliError(`user '${username}' already exists`);
+        if (await manager.find(argv.username)) throw new CliError(`user '${username}' already exists`);
         const password = argv.password ?? (await promptNewPassword());
         // SPEC "Command-line interface": the server-side policy applies to `create` even with --force.
         const minLength = project.settings.password_min_length;
         if (!internal.meetsPasswordPolicy(password, minLength)) {
           throw new CliError(internal.describePasswordPolicy(minLength));
         }
+        // docs/cli.md "users": a superuser made on the command line is staff too (as `svc init`'s), unless
+        // --no-staff; SPEC "User" leaves it open (superusers pass every staff check either way).
+        const isStaff = argv.staff ?? Boolean(argv.superuser);
         await manager.create({
-          username,
+          username: argv.username,
           password,
           email,
           firstName: argv.firstName?.trim(),
           lastName: argv.lastName?.trim(),
           isActive: !argv.inactive,
-          isStaff: Boolean(argv.staff),
+          isStaff,
           isSuperuser: Boolean(argv.superuser),
         });
-        const flags = [
-          argv.superuser && 'superuser',
-          argv.staff && 'staff',
-          argv.inactive && 'inactive',
-        ].filter(Boolean);
+        const flags = [argv.superuser && 'superuser', isStaff && 'staff', argv.inactive && 'inactive'].filter(
+          Boolean,
+        );
         process.stdout.write(`created user '${username}'${flags.length ? ` (${flags.join(', ')})` : ''}\n`);
       }),
     ),
@@ -310,7 +232,7 @@ const updateCommand: CommandModule<GlobalArgs, UpdateArgs> = {
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
-        const username = normaliseUsername(argv.username);
+        const name = existingName(argv.username);
         if (argv.password !== undefined && argv.promptPassword) {
           throw new CliError('give either --password or --prompt-password, not both');
         }
@@ -327,7 +249,9 @@ const updateCommand: CommandModule<GlobalArgs, UpdateArgs> = {
           throw new CliError('nothing to change: give at least one option (see svc users update --help)');
         }
         const manager = managerOf(project);
-        if (!(await manager.find(username))) throw new CliError(`user '${username}' does not exist`);
+        const found = await manager.find(name);
+        if (!found) throw new CliError(`user '${name}' does not exist`);
+        const username = found.username;
         const password = argv.promptPassword ? await promptNewPassword() : argv.password;
         // SPEC "Command-line interface": the CLI minimum is 8 characters; --force bypasses it.
         if (password !== undefined && !argv.force && password.length < CLI_MIN_PASSWORD_LENGTH) {
@@ -367,9 +291,11 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
   handler: (argv) =>
     withProject(argv, (project) =>
       refusalsAsCliErrors(async () => {
-        const username = normaliseUsername(argv.username);
+        const name = existingName(argv.username);
         const manager = managerOf(project);
-        if (!(await manager.find(username))) throw new CliError(`user '${username}' does not exist`);
+        const found = await manager.find(name);
+        if (!found) throw new CliError(`user '${name}' does not exist`);
+        const username = found.username;
         if (!argv.yes && !(await confirm(`Delete user '${username}' and all their data? [y/N] `))) {
           throw new CliError('not deleted: not confirmed (use --yes to skip the question)');
         }
