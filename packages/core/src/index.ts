@@ -39,6 +39,9 @@ export type { Database } from './kernel/db/database.js';
 export type { Logger } from './kernel/log/logger.js';
 export type { AuthUser, Audience, CoreEvents, Ports } from './kernel/ports.js';
 export type { MfaSender, EmailCodeMessage, SmsCodeMessage } from './mfa/sender.js';
+export { escapeHtml } from './mail/index.js';
+export type { Mailer, MailKind, MailTemplate, MailVariables, RenderedMail } from './mail/index.js';
+export type { AccountMail, InvitationMail } from './kernel/ports.js';
 export { defineModule, moduleOptions } from './kernel/module.js';
 export type {
   SvcModule,

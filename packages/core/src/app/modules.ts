@@ -2,6 +2,7 @@ import { auditModule } from '../audit/index.js';
 import { authModule } from '../auth/index.js';
 import { eventsModule } from '../events/index.js';
 import { healthModule } from '../health/index.js';
+import { mailModule } from '../mail/index.js';
 import type { SvcModule } from '../kernel/module.js';
 import { mfaModule } from '../mfa/index.js';
 import { rbacModule } from '../rbac/index.js';
@@ -18,6 +19,7 @@ export const coreModules: SvcModule[] = [
   rbacModule,
   usersModule,
   userSettingsModule,
+  mailModule,
   mfaModule,
   auditModule,
   eventsModule,

@@ -166,6 +166,44 @@ export interface RouteTable {
   readonly routes: readonly CompiledRoute[];
 }
 
+/** A link mail of SPEC-2 "Mail and links": where it goes and what it carries. */
+export interface AccountMail {
+  userId: string;
+  email: string;
+  /** The link with its one-time token (a secret: never logged but with `debug` and no SMTP). */
+  url: string;
+  expiresAt: Date;
+  /** The language to write the mail in (the user's `preferences.locale`, else `default_locale`). */
+  locale: string;
+}
+
+/** An invitation mail: also the inviting username. */
+export interface InvitationMail extends AccountMail {
+  invitedBy: string;
+}
+
+/** An MFA email code to deliver over SMTP (SPEC "Multi-factor routes" 6). */
+export interface MfaCodeMail {
+  userId: string;
+  email: string;
+  otpCode: string;
+  expiresInMinutes: number;
+}
+
+/**
+ * Mail delivery (implemented by `mail`; SPEC-2 "Mail and links"). Each call returns at once: delivery runs
+ * in the background after the response, and a failure is only logged (without the link).
+ */
+export interface MailDelivery {
+  passwordReset(mail: AccountMail): void;
+  emailVerification(mail: AccountMail): void;
+  invitation(mail: InvitationMail): void;
+  /** True when `smtp_url` is set: MFA email codes can go out over SMTP when no `mfaSender` is given. */
+  readonly smtp: boolean;
+  /** Delivers an MFA email code over SMTP (in the user's language); resolves when handed to the server. */
+  mfaCode(mail: MfaCodeMail): Promise<void>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -178,6 +216,7 @@ export interface Ports {
   userSettings: UserSettingsReader;
   rateLimiter: RateLimiter;
   routes: RouteTable;
+  mail: MailDelivery;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

@@ -7,7 +7,10 @@ import { mfaTables } from './tables.js';
 
 /** The `createApp` options of the MFA module. */
 export interface MfaOptions {
-  /** Delivery of email and SMS codes. @default a sender that only logs a warning (SPEC "Multi-factor routes") */
+  /**
+   * Delivery of email and SMS codes.
+   * @default email codes over SMTP when `smtp_url` is set; otherwise, and for SMS, a logged warning
+   */
   mfaSender?: MfaSender;
 }
 
@@ -21,10 +24,18 @@ export const mfaModule = defineModule({
   options: moduleOptions<MfaOptions>('mfaSender'),
   provides: ['secondFactor'],
   requires: ['loginGuard', 'tokens'],
-  uses: ['rateLimiter'],
+  uses: ['rateLimiter', 'mail'],
   setup({ settings, authDb, cache, log, ports, options, tables, coreTables }) {
     const store = createMfaStore(authDb, tables, coreTables);
-    const sender = options.mfaSender ?? createLoggingSender(log);
+    const logging = createLoggingSender(log);
+    // SPEC-2 "Mail and links": with smtp_url set and no mfaSender, email codes go out over SMTP.
+    const sender: MfaSender = options.mfaSender ?? {
+      sendEmailCode(message) {
+        const mail = ports.find('mail');
+        return mail?.smtp ? mail.mfaCode(message) : logging.sendEmailCode(message);
+      },
+      sendSmsCode: (message) => logging.sendSmsCode(message),
+    };
     const service = createMfaService({ settings, cache, store, sender, log, ports });
     ports.provide('secondFactor', service); // auth asks for it during login
     return { routers: [createMfaRouter(service)] };

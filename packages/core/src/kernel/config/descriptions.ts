@@ -90,6 +90,7 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   global_noauth: { meaning: 'Disable authentication on every router. Development only' },
   group_permission_table: { meaning: 'Table name; empty means table_prefix + group_permission' },
   group_table: { meaning: 'Table name; empty means table_prefix + group' },
+  mail_from: { meaning: 'Sender address of the built-in mailer (SPEC-2 "Mail and links")' },
   mfa_config_table: { meaning: 'Table name; empty means table_prefix + mfa_config' },
   mfa_pending_table: { meaning: 'Table name; empty means table_prefix + mfa_pending' },
   permission_table: { meaning: 'Table name; empty means table_prefix + permission' },
@@ -126,6 +127,11 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   password_min_length: { meaning: 'Minimum password length', constraint: 'min 1' },
   port: { meaning: 'Bind port of the server commands', constraint: '1 to 65535' },
   project_name: { meaning: 'Project name shown in the health route and the API documentation' },
+  public_url: {
+    meaning:
+      'Base URL of the application as users reach it; links in mails are built from it, never from request headers. Empty: http://{host}:{port} of the server',
+    constraint: 'http:// or https:// URL',
+  },
   refresh_reuse_grace_seconds: {
     meaning: 'Grace in which a reused refresh token is refused but the login is kept',
     constraint: 'min 0',
@@ -137,6 +143,11 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   secret_key: {
     meaning: 'Signs the tokens. Required, random, at least 32 characters. Secret: environment or .env only',
     constraint: 'at least 32 characters',
+  },
+  smtp_url: {
+    meaning:
+      'smtp://user:pass@host:port or smtps://...: the built-in mailer delivers over SMTP (also the MFA email codes when no mfaSender is given). Empty: mails are not delivered, a warning is logged (with debug, the link too). Secret: environment or .env only',
+    constraint: 'smtp:// or smtps:// URL',
   },
   sqlite_synchronous: {
     meaning:

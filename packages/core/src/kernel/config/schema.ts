@@ -72,6 +72,7 @@ const KnownSettingsSchema = z.object({
   global_noauth: bool.default(false),
   group_permission_table: str.default(''),
   group_table: str.default(''),
+  mail_from: str.default('no-reply@localhost'),
   mfa_config_table: str.default(''),
   mfa_pending_table: str.default(''),
   permission_table: str.default(''),
@@ -98,12 +99,18 @@ const KnownSettingsSchema = z.object({
   password_min_length: int(1).default(12),
   port: int(1, 65535).default(8000),
   project_name: str.default(''),
+  public_url: str.default('').refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), {
+    message: 'an http:// or https:// URL',
+  }),
   refresh_reuse_grace_seconds: int(0).default(10),
   refresh_token_expire_days: int(1).default(7),
   refresh_token_rotation: bool.default(true),
   registration_enabled: bool.default(false),
   request_id_enabled: bool.default(true),
   secret_key: str.default(''),
+  smtp_url: str.default('').refine((v) => v === '' || /^smtps?:\/\/\S+$/i.test(v), {
+    message: 'an smtp:// or smtps:// URL',
+  }),
   sqlite_synchronous: z
     .preprocess(
       (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
@@ -130,6 +137,7 @@ export const SECRET_SETTINGS = [
   'mfa_encryption_key',
   'database_url',
   'auth_database_url',
+  'smtp_url',
 ] as const;
 
 /** SPEC "Startup rules" 1. */

@@ -98,4 +98,26 @@ export const de: Record<string, string> = {
   'settings.audit.disable_activity_log.label': 'Aktivitätsprotokoll deaktivieren',
   'settings.audit.disable_activity_log.properties.hint':
     'Ihre schreibenden Anfragen werden nicht mehr im Aktivitätsprotokoll erfasst (nur Superuser).',
+  'mail.password_reset.subject': 'Passwort für {app} zurücksetzen',
+  'mail.password_reset.intro': 'Jemand möchte das Passwort des {app}-Kontos von {email} zurücksetzen.',
+  'mail.password_reset.action': 'Neues Passwort wählen',
+  'mail.password_reset.expiry': 'Der Link funktioniert einmal, {minutes} Minuten lang.',
+  'mail.password_reset.ignore':
+    'Wenn Sie das nicht angefordert haben, ignorieren Sie diese E-Mail: Ihr Passwort bleibt unverändert.',
+  'mail.email_verification.subject': 'E-Mail-Adresse für {app} bestätigen',
+  'mail.email_verification.intro': 'Bitte bestätigen Sie, dass {email} Ihre Adresse für {app} ist.',
+  'mail.email_verification.action': 'Adresse bestätigen',
+  'mail.email_verification.expiry': 'Der Link funktioniert einmal, {minutes} Minuten lang.',
+  'mail.email_verification.ignore':
+    'Wenn Sie diese Adresse nicht bei {app} angegeben haben, ignorieren Sie diese E-Mail.',
+  'mail.invitation.subject': '{invitedBy} lädt Sie zu {app} ein',
+  'mail.invitation.intro': '{invitedBy} hat für {email} ein Konto bei {app} angelegt.',
+  'mail.invitation.action': 'Einladung annehmen und Passwort wählen',
+  'mail.invitation.expiry': 'Der Link funktioniert einmal, {minutes} Minuten lang.',
+  'mail.invitation.ignore': 'Wenn Sie das Konto nicht möchten, ignorieren Sie diese E-Mail.',
+  'mail.mfa_code.subject': 'Ihr Anmeldecode für {app}',
+  'mail.mfa_code.intro': 'Mit diesem Code schließen Sie die Anmeldung bei {app} ab.',
+  'mail.mfa_code.action': 'Ihr Code',
+  'mail.mfa_code.expiry': 'Der Code funktioniert einmal, {minutes} Minuten lang.',
+  'mail.mfa_code.ignore': 'Wenn Sie sich nicht anmelden wollten, ändern Sie Ihr Passwort.',
 };

@@ -1,0 +1,278 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import type { MailDelivery } from '../kernel/ports.js';
+import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
+
+/** A real SMTP server on loopback that keeps every message it accepts, parsed. */
+async function startSmtp(options: { refuse?: boolean } = {}) {
+  const messages: (ParsedMail & { envelopeTo: string[] })[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      if (options.refuse) {
+        stream.resume();
+        stream.on('end', () =>
+          callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 })),
+        );
+        return;
+      }
+      simpleParser(stream)
+        .then((parsed) => {
+          messages.push(Object.assign(parsed, { envelopeTo: session.envelope.rcptTo.map((r) => r.address) }));
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server.server, 'listening');
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Log lines of the app, as written. */
+function logCapture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const mailOf = (app: TestApp): MailDelivery => app.app.runtime.ports.get('mail');
+const LINK = 'https://app.example.com/account/reset-password?token=secret-token-value';
+
+describeEachDatabase('Mail over SMTP (SPEC-2 "Mail and links")', (database) => {
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let app: TestApp;
+  const log = logCapture();
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    app = await startTestApp({
+      database,
+      logStream: log.stream,
+      settings: {
+        smtp_url: smtp.url,
+        mail_from: 'svc@example.com',
+        mfa_enabled: true,
+        app_name: 'Notes',
+        log_level: 'INFO',
+        log_format: 'json',
+      },
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    await smtp.close();
+  });
+
+  it('delivers an MFA email code over SMTP when no mfaSender is given, and the code confirms', async () => {
+    const user = await app.createUser({ username: 'mailer_mfa', email: 'mfa@example.com' });
+    const client = await app.loginAs(user);
+    const before = smtp.messages.length;
+    expect((await client.post('/api/mfa/email/setup')).status).toBe(200);
+    await eventually(() => smtp.messages.length > before);
+    const message = smtp.messages.at(-1)!;
+    expect(message.envelopeTo).toEqual(['mfa@example.com']);
+    expect(message.from?.text).toBe('svc@example.com');
+    expect(message.subject).toBe('Your Notes sign-in code');
+    const code = /\b(\d{6})\b/.exec(message.text ?? '')?.[1];
+    expect(code).toBeDefined();
+    expect(message.html).toContain(code);
+    const confirmed = await client.post('/api/mfa/email/confirm', { code });
+    expect(confirmed.status).toBe(200);
+    expect(log.lines.join('\n')).not.toContain(code);
+  });
+
+  it('writes the MFA code mail in the language of the user setting', async () => {
+    const user = await app.createUser({ username: 'mailer_de', email: 'de@example.com' });
+    const client = await app.loginAs(user);
+    expect((await client.put('/api/auth/user/settings/preferences/locale', { value: 'de-CH' })).status).toBe(
+      200,
+    );
+    const before = smtp.messages.length;
+    await client.post('/api/mfa/email/setup');
+    await eventually(() => smtp.messages.length > before);
+    expect(smtp.messages.at(-1)!.subject).toBe('Ihr Anmeldecode für Notes');
+  });
+
+  it('sends link mails as plain text and HTML with the link in both, in the given language', async () => {
+    const before = smtp.messages.length;
+    const expiresAt = new Date(Date.now() + 30 * 60_000);
+    mailOf(app).passwordReset({
+      userId: 'u1',
+      email: 'reset@example.com',
+      url: LINK,
+      expiresAt,
+      locale: 'en',
+    });
+    mailOf(app).invitation({
+      userId: 'u2',
+      email: 'new@example.com',
+      url: `${LINK}&x=<b>`,
+      expiresAt,
+      locale: 'de',
+      invitedBy: 'alice',
+    });
+    await eventually(() => smtp.messages.length >= before + 2);
+    const sent = smtp.messages.slice(before);
+    const reset = sent.find((m) => m.envelopeTo[0] === 'reset@example.com');
+    const invitation = sent.find((m) => m.envelopeTo[0] === 'new@example.com');
+    expect(reset!.subject).toBe('Reset your Notes password');
+    expect(reset!.text).toContain(LINK);
+    expect(reset!.text).toContain('30 minutes');
+    expect(reset!.html).toContain(`href="${LINK.replace(/&/g, '&#38;')}"`);
+    expect(invitation!.subject).toBe('alice lädt Sie zu Notes ein');
+    // The link is escaped in the HTML part: no markup from a link reaches the mail.
+    expect(invitation!.html).not.toContain('<b>');
+    expect(invitation!.html).toContain('&#60;b&#62;');
+    // Delivery logs nothing of the link.
+    expect(log.lines.join('\n')).not.toContain('secret-token-value');
+  });
+});
+
+describe('Mail without SMTP, with a project mailer, with a failing server', () => {
+  const sqlite = { dialect: 'sqlite' as const, label: 'sqlite', url: 'file::memory:' };
+
+  it('logs a warning without the link, and the link only with debug', async () => {
+    for (const debug of [false, true]) {
+      const log = logCapture();
+      const app = await startTestApp({
+        database: sqlite,
+        logStream: log.stream,
+        settings: { log_level: 'INFO', log_format: 'json', debug },
+      });
+      try {
+        mailOf(app).emailVerification({
+          userId: 'u1',
+          email: 'x@example.com',
+          url: LINK,
+          expiresAt: new Date(Date.now() + 60_000),
+          locale: 'en',
+        });
+        await eventually(() => log.lines.some((line) => line.includes('smtp_url is not set')));
+        const warning = log.lines.find((line) => line.includes('smtp_url is not set'));
+        if (debug) expect(warning).toContain('secret-token-value');
+        else expect(log.lines.join('\n')).not.toContain('secret-token-value');
+        expect(mailOf(app).smtp).toBe(false);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it('hands link mails to the project mailer after the call returns, and logs its failure without the link', async () => {
+    const log = logCapture();
+    const sent: string[] = [];
+    const app = await startTestApp({
+      database: sqlite,
+      logStream: log.stream,
+      settings: { log_level: 'INFO', log_format: 'json' },
+      mailer: {
+        sendPasswordReset: (m) => void sent.push(`reset:${m.email}:${m.locale}`),
+        sendEmailVerification: async () => {
+          throw new Error('provider down');
+        },
+        sendInvitation: (m) => void sent.push(`invite:${m.invitedBy}`),
+      },
+    });
+    try {
+      const expiresAt = new Date(Date.now() + 60_000);
+      const mail = mailOf(app);
+      mail.passwordReset({ userId: 'u1', email: 'a@example.com', url: LINK, expiresAt, locale: 'de' });
+      mail.invitation({
+        userId: 'u2',
+        email: 'b@example.com',
+        url: LINK,
+        expiresAt,
+        locale: 'en',
+        invitedBy: 'root',
+      });
+      mail.emailVerification({ userId: 'u3', email: 'c@example.com', url: LINK, expiresAt, locale: 'en' });
+      // Nothing ran in the caller's turn: delivery never delays the answer.
+      expect(sent).toEqual([]);
+      await eventually(() => sent.length === 2 && log.lines.some((l) => l.includes('mail delivery failed')));
+      expect(sent).toEqual(['reset:a@example.com:de', 'invite:root']);
+      const failure = log.lines.find((l) => l.includes('mail delivery failed'))!;
+      expect(failure).toContain('provider down');
+      expect(log.lines.join('\n')).not.toContain('secret-token-value');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('uses a project template in place of the shipped one', async () => {
+    const smtp = await startSmtp();
+    const app = await startTestApp({
+      database: sqlite,
+      settings: { smtp_url: smtp.url },
+      mailTemplates: {
+        passwordReset: (vars, t) => ({
+          subject: `[${vars.appName}] ${t('mail.password_reset.action')}`,
+          text: `Go to ${vars.url}`,
+          html: `<p>Go</p>`,
+        }),
+      },
+    });
+    try {
+      mailOf(app).passwordReset({
+        userId: 'u1',
+        email: 'a@example.com',
+        url: LINK,
+        expiresAt: new Date(Date.now() + 60_000),
+        locale: 'de',
+      });
+      await eventually(() => smtp.messages.length === 1);
+      expect(smtp.messages[0]!.subject).toBe('[svc] Neues Passwort wählen');
+      expect(smtp.messages[0]!.text?.trim()).toBe(`Go to ${LINK}`);
+    } finally {
+      await app.close();
+      await smtp.close();
+    }
+  });
+
+  it('logs a refusal of the SMTP server without the link and keeps serving', async () => {
+    const smtp = await startSmtp({ refuse: true });
+    const log = logCapture();
+    const app = await startTestApp({
+      database: sqlite,
+      logStream: log.stream,
+      settings: { smtp_url: smtp.url, log_level: 'INFO', log_format: 'json' },
+    });
+    try {
+      mailOf(app).passwordReset({
+        userId: 'u1',
+        email: 'a@example.com',
+        url: LINK,
+        expiresAt: new Date(Date.now() + 60_000),
+        locale: 'en',
+      });
+      await eventually(() => log.lines.some((l) => l.includes('mail delivery failed')));
+      expect(log.lines.join('\n')).not.toContain('secret-token-value');
+      expect((await app.get('/api/health/live')).status).toBe(200);
+    } finally {
+      await app.close();
+      await smtp.close();
+    }
+  });
+});

@@ -1,0 +1,100 @@
+import { translator, type Translate } from '../kernel/i18n/index.js';
+
+/** The mails svc writes (SPEC-2 "Mail and links"; the MFA code of SPEC "Multi-factor routes" 6). */
+export type MailKind = 'passwordReset' | 'emailVerification' | 'invitation' | 'mfaCode';
+
+/** What a template may put in a mail. */
+export interface MailVariables {
+  /** `app_name` (or `project_name`). */
+  appName: string;
+  email: string;
+  /** The link with its token (link mails). */
+  url?: string;
+  /** When the link or code stops working. */
+  expiresAt?: Date;
+  /** Minutes the code or link is valid, rounded up. */
+  expiresInMinutes?: number;
+  /** The inviting username (invitation). */
+  invitedBy?: string;
+  /** The six-digit code (MFA code). */
+  code?: string;
+}
+
+/** One written mail: a subject, a plain-text body and an HTML body. */
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/**
+ * A template: writes one kind of mail in the language of `t`. Override one with
+ * `createApp({ mailTemplates: { passwordReset: (vars, t) => ({ subject, text, html }) } })`, or only its
+ * texts with `addTranslations(lang, { 'mail.password_reset.subject': … })`.
+ */
+export type MailTemplate = (vars: MailVariables, t: Translate) => RenderedMail;
+
+/** Text for HTML: the five characters that can break out of text or an attribute. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The catalog prefix of a kind (`mail.password_reset.…`). */
+const KEYS: Record<MailKind, string> = {
+  passwordReset: 'mail.password_reset',
+  emailVerification: 'mail.email_verification',
+  invitation: 'mail.invitation',
+  mfaCode: 'mail.mfa_code',
+};
+
+/**
+ * The built-in layout: a greeting-free paragraph, the action (a link, or the code), and the expiry note.
+ * The texts come from the catalogs, so a project can reword or translate them without a template.
+ */
+function standard(kind: MailKind): MailTemplate {
+  const key = KEYS[kind];
+  return (vars, t) => {
+    const params = {
+      app: vars.appName,
+      email: vars.email,
+      invitedBy: vars.invitedBy ?? '',
+      minutes: vars.expiresInMinutes ?? '',
+      code: vars.code ?? '',
+    };
+    const subject = t(`${key}.subject`, params);
+    const intro = t(`${key}.intro`, params);
+    const action = t(`${key}.action`, params);
+    const expiry = t(`${key}.expiry`, params);
+    const ignore = t(`${key}.ignore`, params);
+    const lines = vars.url
+      ? [intro, '', `${action}:`, vars.url, '', expiry, '', ignore]
+      : [intro, '', `${action}: ${vars.code ?? ''}`, '', expiry, '', ignore];
+    const link = vars.url
+      ? `<p><a href="${escapeHtml(vars.url)}">${escapeHtml(action)}</a></p>` +
+        `<p style="font-size:90%;color:#555">${escapeHtml(vars.url)}</p>`
+      : `<p>${escapeHtml(action)}:</p><p style="font-size:150%;letter-spacing:0.2em"><strong>${escapeHtml(vars.code ?? '')}</strong></p>`;
+    const html =
+      `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">` +
+      `<p>${escapeHtml(intro)}</p>${link}<p>${escapeHtml(expiry)}</p>` +
+      `<p style="color:#555">${escapeHtml(ignore)}</p></body></html>`;
+    return { subject, text: `${lines.join('\n')}\n`, html };
+  };
+}
+
+export const defaultTemplates: Record<MailKind, MailTemplate> = {
+  passwordReset: standard('passwordReset'),
+  emailVerification: standard('emailVerification'),
+  invitation: standard('invitation'),
+  mfaCode: standard('mfaCode'),
+};
+
+/** Writes a mail of `kind` in `locale` with the project's template when it gave one. */
+export function renderMail(
+  kind: MailKind,
+  vars: MailVariables,
+  locale: string,
+  templates: Partial<Record<MailKind, MailTemplate>> = {},
+): RenderedMail {
+  const template = templates[kind] ?? defaultTemplates[kind];
+  return template(vars, translator(locale));
+}
