@@ -17,6 +17,7 @@ import {
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
+import { buildTrigramIndexes } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -137,40 +138,29 @@ export function createActivityStore(db: Database, table: ActivityLogTable, log?:
       });
       return true;
     }
-    try {
-      await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-    } catch (error) {
-      const present = await db.all(sql`select 1 from pg_extension where extname = 'pg_trgm'`).catch(() => []);
-      if (present.length === 0) {
-        log?.warn('pg_trgm is not available: activity log search scans the table', {
-          error: String((error as Error).message),
-        });
-        return false;
-      }
-    }
-    for (const [suffix, expression] of [
-      ['username', `lower(coalesce("username", ''))`],
-      ['path', `lower("path")`],
-    ]) {
-      await db
-        .exec(
-          `CREATE INDEX IF NOT EXISTS "${name}_${suffix}_trgm_idx" ON "${name}" USING gin (${expression} gin_trgm_ops)`,
-        )
-        .catch(async (error: unknown) => {
-          // Another instance creating the same index at the same moment.
-          const found = await db.all(
-            sql`select 1 from pg_indexes where indexname = ${`${name}_${suffix}_trgm_idx`}`,
-          );
-          if (found.length === 0) throw error;
-        });
-    }
-    return true;
+    return buildTrigramIndexes(
+      db,
+      name,
+      {
+        [`${name}_username_trgm_idx`]: `lower(coalesce("username", ''))`,
+        [`${name}_path_trgm_idx`]: `lower("path")`,
+      },
+      log,
+    );
   }
 
+  /**
+   * Starts building the text index when missing. SQLite: awaited before the first search that uses it (and at
+   * start-up). PostgreSQL: in the background; until the GIN indexes exist the same query scans.
+   */
   function ensureTextIndex(): Promise<boolean> {
     textIndex ??= createTextIndex().catch((error: unknown) => {
       textIndex = undefined;
-      throw error;
+      if (db.dialect === 'sqlite') throw error;
+      log?.warn('could not build the text index of the activity log: search scans', {
+        error: String((error as Error).message),
+      });
+      return false;
     });
     return textIndex;
   }
@@ -248,11 +238,15 @@ export function createActivityStore(db: Database, table: ActivityLogTable, log?:
   const readNumber = (query: SQL) => reads.number(query);
 
   return {
-    /** Builds the text index when missing (at start-up; also on first use). */
-    ensureTextIndex,
+    /** Builds the text index when missing: at start-up (file database: also on first use). */
+    async ensureTextIndex(): Promise<void> {
+      const building = ensureTextIndex();
+      if (db.dialect === 'sqlite') await building;
+    },
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
+      await textIndex?.catch(() => undefined);
       await reads.release();
     },
 

@@ -3,12 +3,13 @@ import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
+import { buildTrigramIndexes } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 
 /**
  * `total` of `GET /admin/user` is counted up to this many users past the requested page
- * (docs/users-and-tokens.md "Large user tables"): one more than that means "more than this".
+ * (docs/performance.md "Large tables"): one more than that means "more than this".
  */
 export const USER_TOTAL_COUNT_BOUND = 10_000;
 
@@ -152,35 +153,28 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
       });
       return true;
     }
-    try {
-      await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-    } catch (error) {
-      const present = await db.all(sql`select 1 from pg_extension where extname = 'pg_trgm'`).catch(() => []);
-      if (present.length === 0) {
-        log?.warn('pg_trgm is not available: user search scans the table', {
-          error: String((error as Error).message),
-        });
-        return false;
-      }
-    }
-    for (const column of SEARCHED_COLUMNS) {
-      const index = `${name}_${column}_trgm_idx`;
-      const expression = column === 'email' ? `lower(coalesce("email", ''))` : `lower("${column}")`;
-      await db
-        .exec(`CREATE INDEX IF NOT EXISTS ${q(index)} ON ${q(name)} USING gin (${expression} gin_trgm_ops)`)
-        .catch(async (error: unknown) => {
-          // Another instance creating the same index at the same moment.
-          const found = await db.all(sql`select 1 from pg_indexes where indexname = ${index}`);
-          if (found.length === 0) throw error;
-        });
-    }
-    return true;
+    return buildTrigramIndexes(
+      db,
+      name,
+      Object.fromEntries(
+        SEARCHED_COLUMNS.map((column) => [
+          `${name}_${column}_trgm_idx`,
+          column === 'email' ? `lower(coalesce("email", ''))` : `lower("${column}")`,
+        ]),
+      ),
+      log,
+    );
   }
 
+  /** SQLite: awaited before the first search (and at start-up); PostgreSQL: built in the background. */
   function ensureTextIndex(): Promise<boolean> {
     textIndex ??= createTextIndex().catch((error: unknown) => {
       textIndex = undefined;
-      throw error;
+      if (db.dialect === 'sqlite') throw error;
+      log?.warn('could not build the text index of the user table: search scans', {
+        error: String((error as Error).message),
+      });
+      return false;
     });
     return textIndex;
   }
@@ -208,11 +202,15 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
   }
 
   return {
-    /** Builds the text index of `search` when missing (at start-up; also on first use). */
-    ensureTextIndex,
+    /** Builds the text index of `search` when missing: at start-up (file database: also on first use). */
+    async ensureTextIndex(): Promise<void> {
+      const building = ensureTextIndex();
+      if (db.dialect === 'sqlite') await building;
+    },
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
+      await textIndex?.catch(() => undefined);
       await reads.release();
     },
 
@@ -226,8 +224,8 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
      * that bound: more match).
      */
     async list(options: UserListOptions): Promise<{ rows: StoredUser[]; total: number }> {
-      const indexed = options.search?.trim() ? await ensureTextIndex() : false;
-      const where = searchCondition(options.search, indexed && db.dialect === 'sqlite');
+      const fts = db.dialect === 'sqlite' && options.search?.trim() ? await ensureTextIndex() : false;
+      const where = searchCondition(options.search, fts);
       const direction = options.descending ? sql`desc` : sql`asc`;
       const bound = Math.max(USER_TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;
       // NULLS LAST on both dialects (they differ by default) and the id as tie-breaker keep pages stable.

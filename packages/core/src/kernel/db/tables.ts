@@ -43,7 +43,11 @@ export function sqliteCoreTables(settings: Settings) {
       failedLoginCount: sq.integer('failed_login_count').notNull().default(0),
       lockedUntil: sq.integer('locked_until', { mode: 'timestamp_ms' }),
     },
-    (t) => [sq.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`)],
+    (t) => [
+      sq.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`),
+      // `GET /admin/user` lists newest first by default (docs/performance.md "Large tables").
+      sq.index(`${name('user')}_created_at_idx`).on(t.createdAt),
+    ],
   );
   const group = sq.sqliteTable(name('group'), {
     id: sq.integer('id').primaryKey({ autoIncrement: true }),
@@ -168,7 +172,11 @@ export function pgCoreTables(settings: Settings): CoreTables {
       failedLoginCount: pg.integer('failed_login_count').notNull().default(0),
       lockedUntil: ts('locked_until'),
     },
-    (t) => [pg.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`)],
+    (t) => [
+      pg.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`),
+      // `GET /admin/user` lists newest first by default (docs/performance.md "Large tables").
+      pg.index(`${name('user')}_created_at_idx`).on(t.createdAt),
+    ],
   );
   const group = pg.pgTable(name('group'), {
     id: pg.serial('id').primaryKey(),
