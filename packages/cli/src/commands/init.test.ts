@@ -312,7 +312,7 @@ describe('svc init refusals and options', () => {
       const short = await svc(dir, ['init', '--password', 'short']);
       expect(short.code).toBe(1);
       expect(short.stderr).toBe(
-        'svc: the password is too short: at least 12 characters (password_min_length)\n',
+        'svc: the password must be at least 12 characters long (password_min_length)\n',
       );
       expect(readdirSync(dir)).toEqual(['main.mjs']);
       const missing = await svc(dir, ['init']);

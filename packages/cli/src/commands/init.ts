@@ -9,10 +9,12 @@ import {
   coreTables,
   createLogger,
   createUserManager,
+  describePasswordPolicy,
   dialectOf,
   type Dialect,
   hashPassword,
   isMissingTableError,
+  meetsPasswordPolicy,
   openDatabase,
   readDotenv,
   redactUrl,
@@ -352,9 +354,9 @@ async function planSuperuser(
       closePrompts();
     }
   }
-  const minLength = settings.password_min_length;
-  if (password.length < minLength) {
-    throw new CliError(`the password is too short: at least ${minLength} characters (password_min_length)`);
+  // The one password policy (kernel/identity.ts), as `svc users create` and the server apply it.
+  if (!meetsPasswordPolicy(password, settings.password_min_length)) {
+    throw new CliError(describePasswordPolicy(settings.password_min_length));
   }
   return { username, email, password };
 }
