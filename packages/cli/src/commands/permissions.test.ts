@@ -5,7 +5,8 @@ import { defineRouter } from '@svc/core';
 import { describeEachDatabase, startTestApp, TEST_SECRET_KEY, type TestApp } from '@svc/core/testing';
 import { CLI_DIR, runCli, type CliResult } from '../../../../testing/cli-process.js';
 
-const CLI_TIMEOUT_MS = 120_000;
+// Each test starts the CLI several times; from the sources (through tsx, when dist is older) a start takes seconds.
+const CLI_TIMEOUT_MS = 400_000;
 
 /**
  * The project's routers, once as the project's main.mjs (what `svc permissions sync` reads) and once here for
@@ -126,7 +127,9 @@ describeEachDatabase('svc permissions and svc groups', (database) => {
         codename: string;
       }[];
       const read = list.find((p) => p.codename === 'notes.read')!;
-      const edited = await admin.put(`/api/admin/permissions/permissions/${read.id}`, { description: 'edited' });
+      const edited = await admin.put(`/api/admin/permissions/permissions/${read.id}`, {
+        description: 'edited',
+      });
       expect(edited.status).toBe(200);
 
       const res = await svc(['permissions', 'sync']);
