@@ -105,6 +105,28 @@ if (missing) {
       await page.context().close();
     });
 
+    it('unwraps enveloped token answers (wrap_auth_token_response) at both steps', async () => {
+      const wrapped = await startTestApp({
+        database: { dialect: 'sqlite', label: 'sqlite', url: database.url },
+        settings: { mfa_enabled: true, wrap_auth_token_response: true },
+      });
+      try {
+        const user = await wrapped.createUser({ username: 'wrapped' });
+        const { secret } = await enrolTotp(wrapped, user);
+        const page = await (await loopbackContext(browser)).newPage();
+        page.on('dialog', (dialog) => void dialog.accept(totpCode(secret, 1)));
+        const form = await authorize(page, wrapped.url, user);
+        await form.getByRole('button', { name: 'Remove authorization' }).waitFor();
+        await page.locator('.modal-ux button.close-modal').click();
+        const { status, authorization } = await tryAuthUser(page);
+        expect(authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+        expect(status).toBe('200');
+        await page.context().close();
+      } finally {
+        await wrapped.close();
+      }
+    });
+
     it('still logs in a user without MFA in one step', async () => {
       const user = await app.createUser({ username: 'plain' });
       const page = await (await loopbackContext(browser)).newPage();
