@@ -224,13 +224,20 @@ export function createActivityStore(db: Database, table: ActivityLogTable, log?:
 
   /** Rows strictly after `values` in the order of `keys` (NULLs last in both directions). */
   function afterCondition(keys: Column[], values: unknown[], descending: boolean): SQL {
+    if (keys.every((key) => key.notNull)) {
+      // A row value comparison: both databases turn it into one range of the index.
+      const list = (items: SQL[]) => sql.join(items, sql`, `);
+      const columns = list(keys.map((key) => sql`${key}`));
+      const bound = list(values.map((value, i) => sql`${sql.param(value, keys[i]!)}`));
+      return descending ? sql`(${columns}) < (${bound})` : sql`(${columns}) > (${bound})`;
+    }
     const [key, ...rest] = keys as [Column, ...Column[]];
     const value = values[0];
-    const beyond = descending ? lt(key, value) : gt(key, value);
     const tail = rest.length > 0 ? afterCondition(rest, values.slice(1), descending) : undefined;
     if (value === null || value === undefined) return and(isNull(key), tail ?? sql`false`)!;
+    const beyond = descending ? lt(key, value) : gt(key, value);
     const sameThenTail = tail ? and(eq(key, value), tail) : undefined;
-    return or(beyond, key.notNull ? undefined : isNull(key), sameThenTail)!;
+    return or(beyond, isNull(key), sameThenTail)!;
   }
 
   const readRows = (query: { toSQL(): { sql: string; params: unknown[] } }) =>
