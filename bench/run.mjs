@@ -26,9 +26,15 @@ import {
 } from './lib/project.mjs';
 import { fmtInt, fmtMs, fmtPct, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
+import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
+/** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
+const data = process.argv.includes('--data');
+const DATA_PLAN = quick
+  ? { warmup: 2, count: 10, connections: 10, stallSeconds: 5 }
+  : { warmup: 3, count: 20, connections: 10, stallSeconds: 10 };
 const PLAN = quick
   ? { warmup: 1, rounds: 3, duration: 2, connections: 10, coldStarts: 2, sockets: 1000, broadcasts: 20 }
   : { warmup: 2, rounds: 5, duration: 3, connections: 10, coldStarts: 3, sockets: 1000, broadcasts: 20 };
@@ -293,11 +299,46 @@ function print(name, result) {
   console.log(table(verdict));
 }
 
+function printData(name, result) {
+  const lines = [['request', 'p50', 'max']];
+  for (const [key, label] of Object.entries(DATA_LABELS)) {
+    const r = result.rows[key];
+    if (r) lines.push([label, fmtMs(r.p50), fmtMs(r.max)]);
+  }
+  const { alone, withAdmin } = result.stall;
+  lines.push([
+    'GET /api/auth/user alone, p50 / p99',
+    `${fmtMs(alone.p50)} / ${fmtMs(alone.p99)}`,
+    fmtMs(alone.max),
+  ]);
+  lines.push([
+    `GET /api/auth/user while an admin loops over the routes above, p50 / p99 (${fmtInt(withAdmin.rps)} req/s, alone ${fmtInt(alone.rps)})`,
+    `${fmtMs(withAdmin.p50)} / ${fmtMs(withAdmin.p99)}`,
+    fmtMs(withAdmin.max),
+  ]);
+  console.log(
+    `\n### ${name}: ${fmtInt(DATA_SIZES.activity)} activity entries, ${fmtInt(DATA_SIZES.users)} users\n`,
+  );
+  console.log(table(lines));
+  const verdict = [['target', 'value', 'met']];
+  verdict.push([
+    'GET /api/auth/user p99 < 20 ms while the admin routes loop',
+    fmtMs(withAdmin.p99),
+    withAdmin.p99 < 20 ? 'yes' : 'NO',
+  ]);
+  for (const key of ['logs', 'logs-search', 'users-search']) {
+    const r = result.rows[key];
+    if (r) verdict.push([`${DATA_LABELS[key]} p50 < 50 ms`, fmtMs(r.p50), r.p50 < 50 ? 'yes' : 'NO']);
+  }
+  console.log('');
+  console.log(table(verdict));
+}
+
 const started = Date.now();
 const report = {
   date: new Date().toISOString(),
-  mode: quick ? 'quick' : 'full',
-  plan: PLAN,
+  mode: `${quick ? 'quick' : 'full'}${data ? ' data' : ''}`,
+  plan: data ? DATA_PLAN : PLAN,
   machine: {
     node: process.version,
     cpus: cpus().length,
@@ -316,7 +357,20 @@ if (process.env.SVC_TEST_POSTGRES_URL) {
 try {
   for (const [name, url] of databases) {
     try {
-      const result = await runDatabase(name, typeof url === 'object' ? url.url : url);
+      const dbUrl = typeof url === 'object' ? url.url : url;
+      if (data) {
+        const loader = forkChild('load.mjs');
+        try {
+          report.databases[name] = await runData(name, dbUrl, {
+            plan: DATA_PLAN,
+            ask: (job) => ask(loader, job, 'autocannon'),
+          });
+        } finally {
+          loader.kill();
+        }
+        continue;
+      }
+      const result = await runDatabase(name, dbUrl);
       result.targets = evaluate(result.rows);
       report.databases[name] = result;
     } catch (error) {
@@ -333,13 +387,17 @@ report.loadAverageAfter = loadavg()[0];
 report.seconds = Math.round((Date.now() - started) / 1000);
 console.log(
   `${report.date}  node ${report.machine.node}  ${report.machine.cpus} x ${report.machine.cpu}  ${report.mode} ` +
-    `(warm-up ${PLAN.warmup} s, ${PLAN.rounds} rounds x ${PLAN.duration} s, ${PLAN.connections} connections, medians)  ` +
+    (data
+      ? `(${DATA_PLAN.warmup} warm-up + ${DATA_PLAN.count} sequential requests a route; GET /api/auth/user ` +
+        `${DATA_PLAN.stallSeconds} s x ${DATA_PLAN.connections} connections)  `
+      : `(warm-up ${PLAN.warmup} s, ${PLAN.rounds} rounds x ${PLAN.duration} s, ${PLAN.connections} connections, medians)  `) +
     `load average ${report.loadAverageBefore.toFixed(2)} before, ${report.loadAverageAfter.toFixed(2)} after; ${report.seconds} s`,
 );
 for (const [name, result] of Object.entries(report.databases)) {
   if (result.error) console.log(`\n### ${name}\n\nFAILED: ${result.error}`);
+  else if (data) printData(name, result);
   else print(name, result);
 }
-const file = join(HERE, 'results.json');
+const file = join(HERE, data ? 'results-data.json' : 'results.json');
 writeFileSync(`${file}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
 renameSync(`${file}.tmp`, file);

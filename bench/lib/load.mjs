@@ -71,6 +71,7 @@ process.on('message', async (job) => {
       rps: r.requests.average,
       p50: r.latency.p50,
       p99: r.latency.p99,
+      max: r.latency.max,
       total: r.requests.total,
       non2xx: r.non2xx,
       errors: r.errors + r.timeouts,

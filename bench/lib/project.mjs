@@ -34,7 +34,7 @@ export function freePort() {
  * (migrations, .env with a fresh secret, the superuser). `databaseUrl` picks PostgreSQL; the file database
  * otherwise.
  */
-export async function createProject({ databaseUrl } = {}) {
+export async function createProject({ databaseUrl, freshMigrations = false } = {}) {
   // bench/.tmp/node_modules/@svc/core -> packages/core: the copy imports '@svc/core' like the demo does.
   const link = join(TMP, 'node_modules', '@svc', 'core');
   if (!existsSync(link)) {
@@ -46,7 +46,9 @@ export async function createProject({ databaseUrl } = {}) {
   for (const f of ['main.ts', 'svc.yaml', 'package.json']) copyFileSync(join(DEMO, f), join(dir, f));
   // The demo's revisions are written for its file database; on PostgreSQL `svc init` writes the auth ones
   // and the demo's own target gets a revision below.
-  if (!databaseUrl && existsSync(join(DEMO, 'migrations')))
+  // `freshMigrations` (`--data`): revisions written from the tables of this checkout, so that an index added
+  // since the demo's last committed revision is there.
+  if (!databaseUrl && !freshMigrations && existsSync(join(DEMO, 'migrations')))
     cpSync(join(DEMO, 'migrations'), join(dir, 'migrations'), { recursive: true });
   const svc = (...args) =>
     promisify(execFile)(process.execPath, [SVC_BIN, ...args, '--base-dir', dir], {
@@ -96,7 +98,7 @@ export function projectDatabaseUrl(dir) {
  * Starts `svc serve` on a free loopback port with `settings` as SVC_* variables; resolves once
  * `/api/health/live` answers 200, with the time from spawn to that first answer (cold start).
  */
-export async function startServe(dir, settings = {}, { nodeOptions = [] } = {}) {
+export async function startServe(dir, settings = {}, { nodeOptions = [], deadlineMs = 60_000 } = {}) {
   const port = await freePort();
   const env = cleanEnv({ SVC_LOG_LEVEL: 'WARNING' });
   for (const [k, v] of Object.entries(settings)) env[`SVC_${k.toUpperCase()}`] = String(v);
@@ -114,12 +116,12 @@ export async function startServe(dir, settings = {}, { nodeOptions = [] } = {}) 
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + deadlineMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}:\n${output}`);
     if (Date.now() > deadline) {
       child.kill();
-      throw new Error(`svc serve did not answer within 60 s:\n${output}`);
+      throw new Error(`svc serve did not answer within ${deadlineMs / 1000} s:\n${output}`);
     }
     try {
       const res = await fetch(`${base}/api/health/live`);
