@@ -93,8 +93,8 @@ function isMissingPackage(error: unknown, name: string): boolean {
 
 /**
  * The file-database driver: better-sqlite3 (a native module compiled at install when no prebuilt binary fits)
- * and drizzle's adapter for it. It is an optional dependency of @svc/core, so that a PostgreSQL-only project
- * can install without it (`npm install --omit=optional`); a file database then fails to open with
+ * and drizzle's adapter for it. It is an optional peer of @svc/core that a project installs beside it, so that
+ * a PostgreSQL-only project compiles nothing native; a file database then fails to open with
  * {@link SQLITE_DRIVER_MISSING_CODE} (docs/deployment.md "A PostgreSQL-only install").
  */
 const sqliteDriver = await import('better-sqlite3').then(
@@ -111,7 +111,7 @@ const sqliteDriver = await import('better-sqlite3').then(
 function sqliteDriverMissing(url: string): ConfigError {
   return Object.assign(
     new ConfigError(
-      `the file database ${redactUrl(url)} needs the package better-sqlite3, which is not installed (an optional dependency of @svc/core, left out by npm install --omit=optional): run \`npm install better-sqlite3\`, or use a postgres:// database URL (${SQLITE_DRIVER_MISSING_CODE})`,
+      `the file database ${redactUrl(url)} needs the package better-sqlite3, which is not installed (@svc/core leaves the file-database driver to the project): run \`npm install better-sqlite3\`, or use a postgres:// database URL (${SQLITE_DRIVER_MISSING_CODE})`,
     ),
     { code: SQLITE_DRIVER_MISSING_CODE },
   );
