@@ -1,3 +1,4 @@
+import { accountsModule } from '../accounts/index.js';
 import { auditModule } from '../audit/index.js';
 import { authModule } from '../auth/index.js';
 import { eventsModule } from '../events/index.js';
@@ -20,6 +21,7 @@ export const coreModules: SvcModule[] = [
   usersModule,
   userSettingsModule,
   mailModule,
+  accountsModule,
   mfaModule,
   auditModule,
   eventsModule,

@@ -205,6 +205,26 @@ export async function createAuthService(deps: AuthServiceDeps) {
       return completeLogin(toAuthUser(row), row.passwordHash, admission, challengeGone);
     },
     hashPassword,
+    async setPassword(userId, newPassword, { field, verifyEmail, consume }) {
+      const row = await loadUser(userId);
+      policy(newPassword, field);
+      if (row.passwordHash && (await verifyPassword(row.passwordHash, newPassword))) {
+        throw new SvcError('auth.password_unchanged', { loc: ['body', field] });
+      }
+      const passwordHash = await hashPassword(newPassword);
+      // Consumed only now: a refused password above leaves the proof usable (SPEC-2 "One-time account tokens").
+      await consume();
+      const at = now();
+      await store.updateUser(userId, {
+        passwordHash,
+        passwordChangedAt: at,
+        failedLoginCount: 0,
+        lockedUntil: null,
+        ...(verifyEmail && !row.emailVerifiedAt ? { emailVerifiedAt: at } : {}),
+      });
+      await store.deleteRefreshOf(userId);
+      ports.get('events').userChanged(userId, 'password_changed');
+    },
   };
 
   const tokens: TokenService = {

@@ -144,6 +144,17 @@ export interface LoginGuard {
    */
   completeLogin(user: AuthUser, proof?: PasswordProof, admission?: AttemptAdmission): Promise<TokenPair>;
   hashPassword(password: string): Promise<string>;
+  /**
+   * Sets a password proven by something other than the current one (a reset link, an invitation; SPEC-2
+   * "Routes"): the policy (422 at `['body', field]`), 422 `auth.password_unchanged`, then `consume()` (its error
+   * is thrown and nothing changes), then the hash, `password_changed_at`, the lock lifted and, with
+   * `verifyEmail`, `emailVerifiedAt` when still empty; refresh tokens revoked, event sockets closed.
+   */
+  setPassword(
+    userId: string,
+    newPassword: string,
+    options: { field: string; verifyEmail?: boolean; consume(): Promise<void> },
+  ): Promise<void>;
 }
 
 /** Per-client-address rate limit of login, registration and MFA check (implemented by `auth`; SPEC "Limits"). */

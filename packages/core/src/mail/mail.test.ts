@@ -1,63 +1,6 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { eventually, logCapture, startSmtp } from '../../../../testing/smtp.js';
 import type { MailDelivery } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
-
-/** A real SMTP server on loopback that keeps every message it accepts, parsed. */
-async function startSmtp(options: { refuse?: boolean } = {}) {
-  const messages: (ParsedMail & { envelopeTo: string[] })[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      if (options.refuse) {
-        stream.resume();
-        stream.on('end', () =>
-          callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 })),
-        );
-        return;
-      }
-      simpleParser(stream)
-        .then((parsed) => {
-          messages.push(Object.assign(parsed, { envelopeTo: session.envelope.rcptTo.map((r) => r.address) }));
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    messages,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** Log lines of the app, as written. */
-function logCapture() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { stream, lines };
-}
-
-async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const mailOf = (app: TestApp): MailDelivery => app.app.runtime.ports.get('mail');
 const LINK = 'https://app.example.com/account/reset-password?token=secret-token-value';

@@ -4,6 +4,10 @@
  */
 export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?: string }> = {
   access_token_expire_minutes: { meaning: 'Lifetime of an access token, minutes', constraint: 'min 1' },
+  account_mail_cooldown_seconds: {
+    meaning: 'Least time between two link mails of one purpose to one account, seconds',
+    constraint: '0 to 3600',
+  },
   activity_log_enabled: { meaning: 'Record POST/PUT/PATCH/DELETE requests and expose the audit routes' },
   activity_log_exclude_paths: {
     meaning: 'Default `excludePaths` of the audit routes; paths containing a fragment are never logged',
@@ -124,6 +128,14 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     constraint: '0 to 3600',
   },
   mfa_totp_issuer: { meaning: 'Issuer shown in authenticator apps; empty falls back to app_name, then svc' },
+  password_reset_expire_minutes: {
+    meaning: 'Validity of a password-reset link, minutes',
+    constraint: '5 to 1440',
+  },
+  password_reset_url: {
+    meaning: 'Link template of a password-reset mail; {public_url} and {token} are filled in',
+    constraint: 'contains {token}',
+  },
   password_min_length: { meaning: 'Minimum password length', constraint: 'min 1' },
   port: { meaning: 'Bind port of the server commands', constraint: '1 to 65535' },
   project_name: { meaning: 'Project name shown in the health route and the API documentation' },

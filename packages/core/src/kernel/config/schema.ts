@@ -30,6 +30,7 @@ const str = z.coerce.string();
 /** The settings SPEC "Configuration" defines. */
 const KnownSettingsSchema = z.object({
   access_token_expire_minutes: int(1).default(30),
+  account_mail_cooldown_seconds: int(0, 3600).default(60),
   activity_log_enabled: bool.default(false),
   activity_log_exclude_paths: str.default('refresh-token'),
   activity_log_retention_days: int(0).default(0),
@@ -96,6 +97,12 @@ const KnownSettingsSchema = z.object({
   mfa_otp_expire_minutes: int(1).default(10),
   mfa_send_cooldown_seconds: int(0, 3600).default(30),
   mfa_totp_issuer: str.default(''),
+  password_reset_expire_minutes: int(5, 1440).default(30),
+  password_reset_url: str
+    .default('{public_url}/account/reset-password?token={token}')
+    .refine((v) => v.includes('{token}'), {
+      message: 'a link template containing {token}',
+    }),
   password_min_length: int(1).default(12),
   port: int(1, 65535).default(8000),
   project_name: str.default(''),

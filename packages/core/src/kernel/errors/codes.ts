@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   'auth.username_taken': { status: 400, loc: ['body', 'username'] },
   'user.username_or_email_exists': { status: 400, loc: ['body', 'username'] },
   'auth.password_incorrect': { status: 400, loc: ['body', 'currentPassword'] },
+  'auth.reset_token_invalid': { status: 400, loc: ['body', 'token'] },
   'user.email_exists': { status: 400, loc: ['body', 'email'] },
   'user.disabled': { status: 400, loc: AUTH_HEADER },
   'user.cannot_delete_self': { status: 400, loc: ['path', 'user_id'] },

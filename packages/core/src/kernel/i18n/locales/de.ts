@@ -4,6 +4,8 @@ export const de: Record<string, string> = {
   'user.username_or_email_exists':
     'Ein Benutzer mit diesem Namen oder dieser E-Mail-Adresse existiert bereits.',
   'auth.password_incorrect': 'Das aktuelle Passwort ist falsch.',
+  'auth.reset_token_invalid':
+    'Der Link zum Zurücksetzen ist ungültig, wurde schon benutzt oder ist abgelaufen. Fordern Sie einen neuen an.',
   'user.email_exists': 'Diese E-Mail-Adresse wird von einem anderen Konto verwendet.',
   'user.disabled': 'Dieses Konto ist deaktiviert.',
   'user.cannot_delete_self': 'Sie können Ihr eigenes Konto nicht löschen.',

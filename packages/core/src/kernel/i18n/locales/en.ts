@@ -3,6 +3,8 @@ export const en: Record<string, string> = {
   'auth.username_taken': 'This username is already taken.',
   'user.username_or_email_exists': 'A user with this username or email already exists.',
   'auth.password_incorrect': 'The current password is incorrect.',
+  'auth.reset_token_invalid':
+    'The reset link is invalid, was already used, or has expired. Ask for a new one.',
   'user.email_exists': 'This email address is used by another account.',
   'user.disabled': 'This account is disabled.',
   'user.cannot_delete_self': 'You cannot delete your own account.',

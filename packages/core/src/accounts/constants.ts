@@ -1,0 +1,6 @@
+/** SPEC-2 "One-time account tokens": 32 random bytes, base64url (43 characters). */
+export const TOKEN_BYTES = 32;
+/** Longest token accepted in a request body (a 32-byte base64url token is 43 characters). */
+export const TOKEN_MAX_LENGTH = 128;
+/** The `auth_rate_limit` scope of `POST /auth/password/forgot`. */
+export const FORGOT_RATE_LIMIT_SCOPE = 'password-forgot';

@@ -1,0 +1,132 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Cache } from '../kernel/cache/cache.js';
+import type { Settings } from '../kernel/config/schema.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { resolveLocale } from '../kernel/i18n/index.js';
+import { isUuid, normaliseEmail } from '../kernel/identity.js';
+import type { Logger } from '../kernel/log/logger.js';
+import type { ModulePorts } from '../kernel/module.js';
+import { FORGOT_RATE_LIMIT_SCOPE, TOKEN_BYTES } from './constants.js';
+import type { AccountStore } from './store.js';
+import type { AccountTokenPurpose } from './tables.js';
+
+export interface AccountServiceDeps {
+  settings: Settings;
+  store: AccountStore;
+  cache: Cache;
+  log: Logger;
+  ports: ModulePorts<never, 'loginGuard' | 'mail', 'rateLimiter' | 'userSettings'>;
+  now: () => Date;
+}
+
+/** The stored form of a link token (SPEC-2 "One-time account tokens": only the SHA-256 digest). */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** The base of links in mails: `public_url`, else the server's own address (SPEC-2 "Mail and links"). */
+export function publicBase(settings: Settings): string {
+  return (settings.public_url || `http://${settings.host}:${settings.port}`).replace(/\/+$/, '');
+}
+
+/** A link from its template: `{public_url}` and `{token}` filled in. */
+export function accountLink(settings: Settings, template: string, token: string): string {
+  return template
+    .replaceAll('{public_url}', publicBase(settings))
+    .replaceAll('{token}', encodeURIComponent(token));
+}
+
+/** Password reset by mail (SPEC-2 "Routes", "Password reset"). */
+export function createAccountService(deps: AccountServiceDeps) {
+  const { settings, store, cache, log, ports, now } = deps;
+
+  async function localeOf(userId: string): Promise<string> {
+    const chosen = await ports
+      .find('userSettings')
+      ?.get(userId, 'preferences.locale')
+      .catch(() => null);
+    return resolveLocale(typeof chosen === 'string' && chosen ? chosen : settings.default_locale);
+  }
+
+  /** One mail of `purpose` per account and cooldown (SPEC-2 `account_mail_cooldown_seconds`). */
+  async function cooledDown(purpose: AccountTokenPurpose, userId: string): Promise<boolean> {
+    const seconds = settings.account_mail_cooldown_seconds;
+    if (seconds === 0) return true;
+    return cache.setIfAbsent(`account-mail:${purpose}:${userId}`, 1, seconds);
+  }
+
+  async function issue(purpose: AccountTokenPurpose, userId: string, email: string, minutes: number) {
+    const token = randomBytes(TOKEN_BYTES).toString('base64url');
+    const createdAt = now();
+    const expiresAt = new Date(createdAt.getTime() + minutes * 60_000);
+    await store.issue(
+      { digest: tokenDigest(token), purpose, userId, email, expiresAt, createdAt },
+      createdAt,
+    );
+    return { token, expiresAt };
+  }
+
+  async function sendReset(email: string): Promise<void> {
+    const address = normaliseEmail(email);
+    if (!address) return;
+    const user = await store.userByEmail(address);
+    if (!user || !user.isActive || !user.email) return;
+    if (!(await cooledDown('password_reset', user.id))) return;
+    const { token, expiresAt } = await issue(
+      'password_reset',
+      user.id,
+      user.email,
+      settings.password_reset_expire_minutes,
+    );
+    ports.get('mail').passwordReset({
+      userId: user.id,
+      email: user.email,
+      url: accountLink(settings, settings.password_reset_url, token),
+      expiresAt,
+      locale: await localeOf(user.id),
+    });
+  }
+
+  return {
+    /**
+     * `POST /auth/password/forgot`: counted against `auth_rate_limit`, then answered at once; the lookup,
+     * the token and the mail run after the answer, so its time says nothing about the address.
+     */
+    async forgot(email: string, clientIp: string): Promise<void> {
+      await ports.find('rateLimiter')?.hit(clientIp, FORGOT_RATE_LIMIT_SCOPE);
+      setImmediate(() => {
+        sendReset(email).catch((error: unknown) =>
+          log.error('password reset mail failed', { error: String((error as Error)?.message ?? error) }),
+        );
+      });
+    },
+
+    /**
+     * `POST /auth/password/reset`: the token must be unused, unexpired, not superseded and issued after the
+     * user's last password change; it is consumed only once the new password is accepted, by one statement
+     * that only one of concurrent presentations wins.
+     */
+    async reset(token: string, newPassword: string): Promise<void> {
+      const invalid = () => new SvcError('auth.reset_token_invalid');
+      const at = now();
+      const digest = tokenDigest(token);
+      const row = await store.findUsable(digest, 'password_reset', at);
+      if (!row || !isUuid(row.userId)) throw invalid();
+      const user = await store.userById(row.userId);
+      // A password change by any route after the token was issued ends it (SPEC-2 "One-time account tokens").
+      const changedAfter =
+        user?.passwordChangedAt && user.passwordChangedAt.getTime() >= row.createdAt.getTime();
+      if (!user || !user.isActive || changedAfter) throw invalid();
+      await ports.get('loginGuard').setPassword(user.id, newPassword, {
+        field: 'newPassword',
+        // The mail reached the account's address: it is verified, unless the address changed since.
+        verifyEmail: normaliseEmail(user.email) === normaliseEmail(row.email),
+        async consume() {
+          if (!(await store.consume(digest, now()))) throw invalid();
+        },
+      });
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,84 @@
+import { and, eq, gt, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import type { Database } from '../kernel/db/database.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import { sameEmail } from '../kernel/identity.js';
+import type { AccountTables, AccountTokenPurpose } from './tables.js';
+
+export interface IssuedToken {
+  digest: string;
+  purpose: AccountTokenPurpose;
+  userId: string;
+  email: string;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+/** Account tokens and the user fields the account routes read (one indexed statement each). */
+export function createAccountStore(db: Database, tables: AccountTables, core: CoreTables) {
+  const { accountToken: t } = tables;
+  const { user } = core;
+  return {
+    async userByEmail(email: string) {
+      const [row] = await db.orm
+        .select({
+          id: user.id,
+          email: user.email,
+          isActive: user.isActive,
+          passwordChangedAt: user.passwordChangedAt,
+        })
+        .from(user)
+        .where(sameEmail(user.email, email))
+        .limit(1);
+      return row;
+    },
+    async userById(id: string) {
+      const [row] = await db.orm
+        .select({
+          id: user.id,
+          email: user.email,
+          isActive: user.isActive,
+          passwordChangedAt: user.passwordChangedAt,
+          emailVerifiedAt: user.emailVerifiedAt,
+        })
+        .from(user)
+        .where(eq(user.id, id))
+        .limit(1);
+      return row;
+    },
+    /**
+     * Stores a new token of `purpose` for the user: the user's earlier unused tokens of that purpose stop
+     * working, and the user's expired or used rows go (SPEC-2 "One-time account tokens").
+     */
+    async issue(token: IssuedToken, now: Date): Promise<void> {
+      await db.orm
+        .delete(t)
+        .where(
+          and(
+            eq(t.userId, token.userId),
+            or(eq(t.purpose, token.purpose), lt(t.expiresAt, now), isNotNull(t.usedAt)),
+          ),
+        );
+      await db.orm.insert(t).values({ ...token, usedAt: null });
+    },
+    /** The unused, unexpired token of `purpose` with this digest. */
+    async findUsable(digest: string, purpose: AccountTokenPurpose, now: Date) {
+      const [row] = await db.orm
+        .select()
+        .from(t)
+        .where(and(eq(t.digest, digest), eq(t.purpose, purpose), isNull(t.usedAt), gt(t.expiresAt, now)))
+        .limit(1);
+      return row;
+    },
+    /** Marks the token used; false when another presentation used it first (one statement: one winner). */
+    async consume(digest: string, now: Date): Promise<boolean> {
+      const rows = await db.orm
+        .update(t)
+        .set({ usedAt: now })
+        .where(and(eq(t.digest, digest), isNull(t.usedAt), gt(t.expiresAt, now)))
+        .returning({ digest: t.digest });
+      return rows.length === 1;
+    },
+  };
+}
+
+export type AccountStore = ReturnType<typeof createAccountStore>;
