@@ -3,7 +3,7 @@ import { createApp, type App, type AppOptions } from '../app/create-app.js';
 import type { SettingsInput } from '../kernel/config/schema.js';
 import type { Router } from '../kernel/router.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { createUserManager } from '../users/manage.js';
+import { createUserManager, type NewUserInput } from '../users/manage.js';
 import type { TestCache, TestDatabase } from './each.js';
 
 /** A 32+ character key for tests only. */
@@ -52,15 +52,10 @@ export interface TestUser {
   email: string | null;
 }
 
-export interface CreateUserInput {
-  username: string;
+/** A user to create: the fields of `svc users create` (the same user manager stores it). */
+export interface CreateUserInput extends Omit<NewUserInput, 'password'> {
+  /** @default DEFAULT_TEST_PASSWORD */
   password?: string;
-  email?: string | null;
-  firstName?: string;
-  lastName?: string;
-  isActive?: boolean;
-  isStaff?: boolean;
-  isSuperuser?: boolean;
 }
 
 export interface TestApp extends TestClient {
