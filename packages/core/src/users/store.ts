@@ -236,7 +236,14 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
             .select()
             .from(user)
             .where(where)
-            .orderBy(sql`${options.orderBy} ${direction} nulls last`, user.id)
+            // NULLS LAST only where a NULL can be: PostgreSQL reads `created_at desc` backwards from its index,
+            // but not `created_at desc nulls last` (100,000 rows sorted for the default order).
+            .orderBy(
+              options.orderBy.notNull
+                ? sql`${options.orderBy} ${direction}`
+                : sql`${options.orderBy} ${direction} nulls last`,
+              user.id,
+            )
             .limit(options.limit)
             .offset(options.offset),
         ),
