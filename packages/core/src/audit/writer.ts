@@ -92,6 +92,8 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
         reportDropped('queue full while the database failed');
       }
       failures = 0;
+      // Other requests run between two batches (on the file database each batch holds the event loop).
+      if (queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
     }
     return true;
   }
