@@ -80,14 +80,16 @@ open.get('/ping', { public: true }, async () => ({ pong: true }));
 export const app = createApp({ routers: [notes, open] });
 `;
 
+// A strict consumer that type-checks the declarations of what it installs (skipLibCheck off).
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
     module: 'NodeNext',
     moduleResolution: 'NodeNext',
     strict: true,
-    skipLibCheck: true,
+    skipLibCheck: false,
     noEmit: true,
+    types: ['node'],
   },
   include: ['main.ts', 'consumer-types.ts'],
 };
@@ -95,13 +97,23 @@ const TSCONFIG = {
 // Type-level use of every public entry a project touches (checked by tsc in the project).
 const CONSUMER_TYPES_TS = `import type { App, HandlerContext } from '@svc/core';
 import { startTestApp, type TestApp } from '@svc/core/testing';
+import * as internal from '@svc/core/internal';
+import * as migrations from '@svc/migrations';
+import * as cli from '@svc/cli';
 import { app } from './main.js';
 
 const typed: App = app;
 const start: (options: Parameters<typeof startTestApp>[0]) => Promise<TestApp> = startTestApp;
 export type Context = HandlerContext;
-export { typed, start };
+export { typed, start, internal, migrations, cli };
 `;
+
+/** The repository's web address, from a manifest's \`repository.url\` (\`git+https://….git\`). */
+function repositoryWebUrl(manifest) {
+  return String(manifest.repository?.url ?? '')
+    .replace(/^git\+/, '')
+    .replace(/\.git$/, '');
+}
 
 let workDir;
 let server;
@@ -367,11 +379,16 @@ async function main() {
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   manifest.type = 'module';
   writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
-  run('npm', ['install', '--no-audit', '--no-fund', ...PACKAGES.map((name) => tarballs[name])], {
-    cwd: project,
-    env,
-    timeoutMs: 15 * 60_000,
-  });
+  // As the README's quick start: svc, and better-sqlite3 for the file database svc init sets up.
+  run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', ...PACKAGES.map((name) => tarballs[name]), 'better-sqlite3'],
+    {
+      cwd: project,
+      env,
+      timeoutMs: 15 * 60_000,
+    },
+  );
   const installedVersion = (pkg) =>
     JSON.parse(readFileSync(join(project, 'node_modules', pkg, 'package.json'), 'utf8')).version;
   for (const s of summaries) {
@@ -415,10 +432,22 @@ async function main() {
   }
 
   // 4. The design promise: init, serve, login, a protected route.
-  run('npx', ['--no-install', 'svc', 'init', '--username', 'admin', '--password', ADMIN_PASSWORD], {
-    cwd: project,
-    env,
-  });
+  const init = run(
+    'npx',
+    ['--no-install', 'svc', 'init', '--username', 'admin', '--password', ADMIN_PASSWORD],
+    {
+      cwd: project,
+      env,
+    },
+  );
+  // The "Docs:" line points into the repository the manifests name, at a path that exists there.
+  const docsUrl = /Docs: (\S+)/.exec(init.stdout)?.[1];
+  const repositoryUrl = repositoryWebUrl(tarPackageJson(tarballs.core));
+  const docsPath = docsUrl?.startsWith(`${repositoryUrl}/tree/main/`)
+    ? docsUrl.slice(`${repositoryUrl}/tree/main/`.length)
+    : undefined;
+  if (!repositoryUrl || !docsPath || !existsSync(join(REPO, docsPath)))
+    fail(`svc init's Docs line does not point at the repository's docs (${docsUrl}):\n${init.stdout}`);
   for (const made of ['.env', 'migrations/auth']) {
     if (!existsSync(join(project, made))) fail(`svc init did not create ${made}`);
   }
@@ -492,14 +521,19 @@ async function main() {
   if (exit.code !== 0) fail(`svc serve exited with ${JSON.stringify(exit)} after SIGTERM:\n${server.output}`);
 
   // 6. The project's TypeScript sees the published types.
-  run('npm', ['install', '--no-audit', '--no-fund', '--save-dev', 'typescript@5'], {
+  //    strict, skipLibCheck off: svc's own declarations must compile; other packages' are counted.
+  run('npm', ['install', '--no-audit', '--no-fund', '--save-dev', 'typescript@5', '@types/node@20'], {
     cwd: project,
     env,
     timeoutMs: 5 * 60_000,
   });
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2) + '\n');
   writeFileSync(join(project, 'consumer-types.ts'), CONSUMER_TYPES_TS);
-  run('npx', ['--no-install', 'tsc', '-p', '.'], { cwd: project, env });
+  const declarationErrorsElsewhere = consumerCompile(project, env);
+
+  // 7. A PostgreSQL-only install: svc without better-sqlite3 (nothing native compiles); a file database then
+  //    fails with a stable code naming the fix, and a PostgreSQL database works.
+  const postgresOnly = await checkPostgresOnlyInstall(workDir, tarballs, env);
 
   finished = true;
   const summary = {
@@ -521,10 +555,144 @@ async function main() {
       'protected route 200/401/403',
       'public route',
       'SIGTERM exit 0',
-      'tsc on the project',
+      'tsc on the project (strict, skipLibCheck off)',
+      'svc init Docs line',
+      'install without better-sqlite3',
+      'file database without better-sqlite3: DB_SQLITE_DRIVER_MISSING',
+      ...(postgresOnly.postgres
+        ? ['install without better-sqlite3: svc init, serve and login on PostgreSQL']
+        : []),
     ],
+    declarationErrorsElsewhere,
+    postgresOnly,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
+}
+
+/**
+ * Runs tsc in the consumer project. An error in the project's files or in svc's declarations fails the check;
+ * errors inside other packages' declarations (drizzle-orm's need skipLibCheck, as its docs say) are counted
+ * per package and returned.
+ */
+function consumerCompile(project, env) {
+  log('$ npx tsc -p .   (strict, skipLibCheck false)');
+  const result = spawnSync('npx', ['--no-install', 'tsc', '-p', '.'], {
+    cwd: project,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const errors = `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .filter((line) => /^\S.*\(\d+,\d+\): error TS\d+/.test(line));
+  const own = errors.filter(
+    (line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/@svc/'),
+  );
+  if (own.length > 0 || (result.status !== 0 && errors.length === 0))
+    fail(
+      `tsc in the consumer project reports errors of svc or the project:\n${own.join('\n') || result.stdout}`,
+    );
+  const elsewhere = {};
+  for (const line of errors) {
+    const pkg = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(line)[1];
+    elsewhere[pkg] = (elsewhere[pkg] ?? 0) + 1;
+  }
+  log(
+    `tsc: no error in svc's declarations or the project; in other packages' own: ${JSON.stringify(elsewhere)}`,
+  );
+  return elsewhere;
+}
+
+/** `npm install` of the tarballs alone (no better-sqlite3) in a second project; then the file and PostgreSQL checks. */
+async function checkPostgresOnlyInstall(dir, tarballs, env) {
+  const project = join(dir, 'project-postgres-only');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'postgres-only', version: '1.0.0', private: true, type: 'module' }, null, 2) +
+      '\n',
+  );
+  run('npm', ['install', '--no-audit', '--no-fund', ...PACKAGES.map((name) => tarballs[name])], {
+    cwd: project,
+    env,
+    timeoutMs: 10 * 60_000,
+  });
+  if (existsSync(join(project, 'node_modules', 'better-sqlite3')))
+    fail('better-sqlite3 was installed without being asked for (it is an optional peer of @svc/core)');
+  const refused = run(
+    'npx',
+    ['--no-install', 'svc', 'init', '--username', 'admin', '--password', ADMIN_PASSWORD],
+    {
+      cwd: project,
+      env,
+      expectStatus: 1,
+    },
+  );
+  const said = `${refused.stdout}${refused.stderr}`;
+  if (!said.includes('DB_SQLITE_DRIVER_MISSING') || !said.includes('npm install better-sqlite3'))
+    fail(`svc init on a file database without better-sqlite3 did not name the fix:\n${said}`);
+  if (/\n\s+at /.test(said)) fail(`svc init printed a stack trace:\n${said}`);
+
+  const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
+  if (!adminUrl) {
+    log('SVC_TEST_POSTGRES_URL is not set: the PostgreSQL-only install is not started on PostgreSQL');
+    return { fileDatabaseError: 'DB_SQLITE_DRIVER_MISSING', postgres: false };
+  }
+  // A fresh database next to the test server's, made with the project's own postgres client.
+  const name = `svc_pack_${Date.now().toString(36)}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const sqlIn = (statement) =>
+    run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import postgres from 'postgres';
+         const sql = postgres(${JSON.stringify(adminUrl)}, { max: 1, onnotice: () => undefined });
+         try { await sql.unsafe(${JSON.stringify(statement)}); } finally { await sql.end(); }`,
+      ],
+      { cwd: project, env },
+    );
+  // What the refused run wrote (.env with the file URL, starter files) goes: init never overwrites .env values.
+  for (const entry of readdirSync(project)) {
+    if (!['package.json', 'package-lock.json', 'node_modules'].includes(entry))
+      rmSync(join(project, entry), { recursive: true, force: true });
+  }
+  sqlIn(`CREATE DATABASE "${name}"`);
+  try {
+    run(
+      'npx',
+      [
+        '--no-install',
+        'svc',
+        'init',
+        '--username',
+        'admin',
+        '--password',
+        ADMIN_PASSWORD,
+        '--database-url',
+        url.href,
+      ],
+      { cwd: project, env },
+    );
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    server = startServer(project, port);
+    await waitForLive(base, server);
+    const login = await request(base, 'POST', '/api/auth/token', {
+      form: { username: 'admin', password: ADMIN_PASSWORD },
+    });
+    expectStatus('POST /api/auth/token on PostgreSQL without better-sqlite3', login, 200);
+    const me = await request(base, 'GET', '/api/auth/user', { token: login.body.access_token });
+    expectStatus('GET /api/auth/user on PostgreSQL without better-sqlite3', me, 200);
+    killServerGroup('SIGTERM');
+    await Promise.race([server.exited, new Promise((r) => setTimeout(r, SHUTDOWN_TIMEOUT_MS))]);
+    killServerGroup('SIGKILL');
+  } finally {
+    sqlIn(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
+  return { fileDatabaseError: 'DB_SQLITE_DRIVER_MISSING', postgres: true };
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { TEST_POSTGRES_URL } from '@svc/core/testing';
 
 /**
- * Issue 10 "Packaging": the three packages, packed like a publish and installed with npm into a project outside
- * the repository, give a working `svc init` / `svc serve` / login / protected route. The work happens in
+ * The three packages, packed like a publish and installed with npm into a project outside the repository, give
+ * a working `svc init` / `svc serve` / login / protected route; a strict TypeScript consumer compiles against
+ * their declarations; an install without optional dependencies runs on PostgreSQL. The work happens in
  * scripts/pack-install-check.mjs (also runnable by hand); this test runs it and reads its JSON summary.
  * It builds, packs and runs `npm install` (the npm registry is needed for third-party dependencies;
  * better-sqlite3 may compile from source), so it takes minutes.
@@ -85,6 +87,8 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
         ok: boolean;
         tarballs: TarballSummary[];
         checks: string[];
+        declarationErrorsElsewhere: Record<string, number>;
+        postgresOnly: { fileDatabaseError: string; postgres: boolean };
       };
       expect(summary.ok).toBe(true);
       expect(summary.tarballs.map((tarball) => tarball.name)).toEqual([
@@ -106,6 +110,16 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
       expect(summary.checks).toEqual(
         expect.arrayContaining(['svc init', 'svc serve', 'protected route 200/401/403', 'SIGTERM exit 0']),
       );
+      // A strict consumer (skipLibCheck off) compiles against svc's declarations: the script fails on any
+      // error in them or in the consumer's files; only other packages' own declarations may have some.
+      expect(summary.checks).toContain('tsc on the project (strict, skipLibCheck off)');
+      expect(
+        Object.keys(summary.declarationErrorsElsewhere).filter((pkg) => pkg.startsWith('@svc/')),
+      ).toEqual([]);
+      expect(summary.checks).toContain('svc init Docs line');
+      // Installed without better-sqlite3: a file database names the fix; PostgreSQL works.
+      expect(summary.postgresOnly.fileDatabaseError).toBe('DB_SQLITE_DRIVER_MISSING');
+      if (TEST_POSTGRES_URL) expect(summary.postgresOnly.postgres).toBe(true);
       expect(stderr).not.toContain('FAILED');
     },
     CHECK_TIMEOUT_MS,
