@@ -79,8 +79,8 @@ export interface HandlerContext<
   body: B;
   /**
    * The authenticated user. On a route that is not public it is always there (the guard answered 401
-   * otherwise); with `global_noauth` (development only), where nobody is authenticated, reading it there
-   * answers 401 `auth.not_authenticated`. On a public route: the caller of a valid token, else null.
+   * otherwise), except with `global_noauth` (development only), which disables authentication: then it is
+   * null, as `caller` says. On a public route: the caller of a valid token, else null.
    */
   user: U;
   /** The authenticated user or null, on any route (null with `global_noauth`). */

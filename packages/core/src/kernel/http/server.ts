@@ -17,7 +17,7 @@ import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
-import { bearerToken, guard } from './guard.js';
+import { bearerToken, guard, needsUser } from './guard.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
 import { isLocalDirect, sendError } from './respond.js';
@@ -334,6 +334,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       query,
       body,
       user,
+      caller: user,
       db: options.db,
       authDb: options.authDb,
       cache: options.cache,
@@ -352,10 +353,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         status = s;
       },
     };
+    if (user === null && compiled.core && needsUser(compiled.requirements)) {
+      // Only with global_noauth: a core route that acts for its user answers 401 instead of failing on null.
+      // Project routes keep the null SPEC "Configuration" gives them (global_noauth disables authentication).
+      Object.defineProperty(ctx, 'user', { get: noUser });
+    }
     const result = await route.handler(ctx);
     if (res.headersSent) return;
-    if (status === 204) {
-      res.status(204).end();
+    // 204 never has a body; 202 has none when the handler returns nothing (SPEC-2 "Password reset": "202, no body").
+    if (status === 204 || (status === 202 && result === undefined)) {
+      res.status(status).end();
       return;
     }
     const payload = shouldEnvelope(opts, settings)
@@ -365,6 +372,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   }
 
   return { app, handler: app, routes, setTrustProxy };
+}
+
+/** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */
+function noUser(): never {
+  throw new SvcError('auth.not_authenticated', {
+    loc: ['header', 'Authorization'],
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
 }
 
 /**
