@@ -305,7 +305,7 @@ function printData(name, result) {
     const r = result.rows[key];
     if (r) lines.push([label, fmtMs(r.p50), fmtMs(r.max)]);
   }
-  const { alone, withAdmin } = result.stall;
+  const { alone, withAdmin, withAdminKeyset } = result.stall;
   lines.push([
     'GET /api/auth/user alone, p50 / p99',
     `${fmtMs(alone.p50)} / ${fmtMs(alone.p99)}`,
@@ -316,6 +316,12 @@ function printData(name, result) {
     `${fmtMs(withAdmin.p50)} / ${fmtMs(withAdmin.p99)}`,
     fmtMs(withAdmin.max),
   ]);
+  if (withAdminKeyset)
+    lines.push([
+      `… the same loop without page=20000 (OFFSET), p50 / p99 (${fmtInt(withAdminKeyset.rps)} req/s)`,
+      `${fmtMs(withAdminKeyset.p50)} / ${fmtMs(withAdminKeyset.p99)}`,
+      fmtMs(withAdminKeyset.max),
+    ]);
   console.log(
     `\n### ${name}: ${fmtInt(DATA_SIZES.activity)} activity entries, ${fmtInt(DATA_SIZES.users)} users\n`,
   );
