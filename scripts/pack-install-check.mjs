@@ -560,7 +560,10 @@ async function main() {
       'install without better-sqlite3',
       'file database without better-sqlite3: DB_SQLITE_DRIVER_MISSING',
       ...(postgresOnly.postgres
-        ? ['install without better-sqlite3: svc init, serve and login on PostgreSQL']
+        ? [
+            'install without better-sqlite3: svc init, serve and login on PostgreSQL',
+            '@svc/core alone: DB_DRIZZLE_KIT_MISSING',
+          ]
         : []),
     ],
     declarationErrorsElsewhere,
@@ -692,7 +695,55 @@ async function checkPostgresOnlyInstall(dir, tarballs, env) {
   } finally {
     sqlIn(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   }
-  return { fileDatabaseError: 'DB_SQLITE_DRIVER_MISSING', postgres: true };
+
+  // @svc/core alone has no drizzle-kit (an optional peer): creating tables without revisions names the fix.
+  const coreOnly = join(dir, 'project-core-only');
+  mkdirSync(coreOnly, { recursive: true });
+  writeFileSync(
+    join(coreOnly, 'package.json'),
+    JSON.stringify({ name: 'core-only', version: '1.0.0', private: true, type: 'module' }, null, 2) + '\n',
+  );
+  run('npm', ['install', '--no-audit', '--no-fund', tarballs.core], {
+    cwd: coreOnly,
+    env,
+    timeoutMs: 10 * 60_000,
+  });
+  if (existsSync(join(coreOnly, 'node_modules', 'drizzle-kit')))
+    fail('drizzle-kit was installed with @svc/core alone (it is an optional peer)');
+  const bare = `svc_pack_core_${Date.now().toString(36)}`;
+  const bareUrl = new URL(adminUrl);
+  bareUrl.pathname = `/${bare}`;
+  sqlIn(`CREATE DATABASE "${bare}"`);
+  let drizzleKitError;
+  try {
+    const started = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import { createApp } from '@svc/core';
+         const app = createApp({ settings: { secret_key: 'x'.repeat(40), auth_database_url: ${JSON.stringify(bareUrl.href)}, auto_create_auth_schema: true, log_level: 'CRITICAL' } });
+         try { await app.init({ env: {} }); console.log(JSON.stringify({ started: true })); }
+         catch (error) { console.log(JSON.stringify({ code: error.code, name: error.name, message: error.message })); }
+         finally { await app.close().catch(() => undefined); }`,
+      ],
+      { cwd: coreOnly, env },
+    );
+    drizzleKitError = JSON.parse(started.stdout.trim().split('\n').pop());
+  } finally {
+    sqlIn(`DROP DATABASE IF EXISTS "${bare}" WITH (FORCE)`);
+  }
+  if (
+    drizzleKitError.code !== 'DB_DRIZZLE_KIT_MISSING' ||
+    drizzleKitError.name !== 'ConfigError' ||
+    !drizzleKitError.message.includes('npm install --save-dev drizzle-kit')
+  )
+    fail(`@svc/core without drizzle-kit, auto_create_auth_schema: ${JSON.stringify(drizzleKitError)}`);
+  return {
+    fileDatabaseError: 'DB_SQLITE_DRIVER_MISSING',
+    postgres: true,
+    drizzleKitError: drizzleKitError.code,
+  };
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -88,7 +88,7 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
         tarballs: TarballSummary[];
         checks: string[];
         declarationErrorsElsewhere: Record<string, number>;
-        postgresOnly: { fileDatabaseError: string; postgres: boolean };
+        postgresOnly: { fileDatabaseError: string; postgres: boolean; drizzleKitError?: string };
       };
       expect(summary.ok).toBe(true);
       expect(summary.tarballs.map((tarball) => tarball.name)).toEqual([
@@ -119,7 +119,11 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
       expect(summary.checks).toContain('svc init Docs line');
       // Installed without better-sqlite3: a file database names the fix; PostgreSQL works.
       expect(summary.postgresOnly.fileDatabaseError).toBe('DB_SQLITE_DRIVER_MISSING');
-      if (TEST_POSTGRES_URL) expect(summary.postgresOnly.postgres).toBe(true);
+      if (TEST_POSTGRES_URL) {
+        expect(summary.postgresOnly.postgres).toBe(true);
+        // @svc/core alone (no drizzle-kit, an optional peer) asked to create tables names the fix.
+        expect(summary.postgresOnly.drizzleKitError).toBe('DB_DRIZZLE_KIT_MISSING');
+      }
       expect(stderr).not.toContain('FAILED');
     },
     CHECK_TIMEOUT_MS,
