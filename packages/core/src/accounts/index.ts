@@ -5,17 +5,20 @@ import { createAccountStore } from './store.js';
 import { accountTables } from './tables.js';
 
 /**
- * Account lifecycle (SPEC-2 "One-time account tokens", "Routes"): password reset by mail. Router name
- * `accounts`; uses `loginGuard` to set the password and `mail` to send the link.
+ * Account lifecycle (SPEC-2 "One-time account tokens", "Routes"): password reset and email verification by
+ * mail. Router name `accounts`; uses `loginGuard` to set the password and `mail` to send links; provides the
+ * `accounts` port auth and users send a verification link through when an address is added or changed.
  */
 export const accountsModule = defineModule({
   name: 'accounts',
   tables: accountTables,
+  provides: ['accounts'],
   requires: ['loginGuard', 'mail'],
   uses: ['rateLimiter', 'userSettings'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
+    ports.provide('accounts', { sendVerification: service.sendVerification });
     return { routers: [createAccountsRouter(service)] };
   },
 });

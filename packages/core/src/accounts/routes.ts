@@ -1,13 +1,39 @@
 import { defineRouter, type Router } from '../kernel/router.js';
-import { ForgotBody, ResetBody } from './schemas.js';
+import { ForgotBody, ResetBody, VerifyBody } from './schemas.js';
 import type { AccountService } from './service.js';
 
-/** The password-reset routes of SPEC-2 "Routes" (router name `accounts` for `disable_core_routers`). */
+/** Password reset and email verification (SPEC-2 "Routes"; router name `accounts` for `disable_core_routers`). */
 export function createAccountsRouter(service: AccountService): Router {
-  const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'], public: true });
+  const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'] });
+  accounts.post(
+    '/user/email/verify-request',
+    {
+      summary: 'Ask for a verification link to the own email',
+      description:
+        '202; 400 `user.no_email`; 409 `user.email_already_verified`; 429 `account.mail_cooldown` with ' +
+        '`Retry-After` within `account_mail_cooldown_seconds` of the last link.',
+      status: 202,
+    },
+    async (ctx) => {
+      await service.requestVerification(ctx.user.id);
+    },
+  );
+  accounts.post(
+    '/email/verify',
+    {
+      public: true,
+      summary: 'Verify the email with the link of a verification mail',
+      description:
+        '204; 400 `auth.verify_token_invalid` when the token is unknown, used, expired or the address changed.',
+      body: VerifyBody,
+      status: 204,
+    },
+    (ctx) => service.verifyEmail(ctx.body.token),
+  );
   accounts.post(
     '/password/forgot',
     {
+      public: true,
       summary: 'Ask for a password-reset link',
       description:
         'Always 202 without a body, for unknown addresses and inactive accounts too; the mail goes out after ' +
@@ -23,6 +49,7 @@ export function createAccountsRouter(service: AccountService): Router {
   accounts.post(
     '/password/reset',
     {
+      public: true,
       summary: 'Set a new password with a reset link',
       description:
         'Sets the password, ends every login (refresh tokens, access tokens issued before, event sockets), ' +

@@ -15,7 +15,7 @@ export interface AccountServiceDeps {
   store: AccountStore;
   cache: Cache;
   log: Logger;
-  ports: ModulePorts<never, 'loginGuard' | 'mail', 'rateLimiter' | 'userSettings'>;
+  ports: ModulePorts<'accounts', 'loginGuard' | 'mail', 'rateLimiter' | 'userSettings'>;
   now: () => Date;
 }
 
@@ -87,7 +87,72 @@ export function createAccountService(deps: AccountServiceDeps) {
     });
   }
 
+  /** Issues a verification token for the user's current address and mails the link. */
+  async function sendVerificationNow(userId: string, email: string): Promise<void> {
+    const { token, expiresAt } = await issue(
+      'email_verify',
+      userId,
+      email,
+      settings.email_verify_expire_hours * 60,
+    );
+    ports.get('mail').emailVerification({
+      userId,
+      email,
+      url: accountLink(settings, settings.email_verify_url, token),
+      expiresAt,
+      locale: await localeOf(userId),
+    });
+  }
+
+  /** After registration or an email change: silent on cooldown (the change itself was answered). */
+  function sendVerification(userId: string): void {
+    setImmediate(() => {
+      (async () => {
+        const user = await store.userById(userId);
+        if (!user?.email || !user.isActive || user.emailVerifiedAt) return;
+        if (!(await cooledDown('email_verify', userId))) return;
+        await sendVerificationNow(userId, user.email);
+      })().catch((error: unknown) =>
+        log.error('verification mail failed', {
+          user_id: userId,
+          error: String((error as Error)?.message ?? error),
+        }),
+      );
+    });
+  }
+
   return {
+    sendVerification,
+
+    /** `POST /auth/user/email/verify-request` (SPEC-2 "Email verification"). */
+    async requestVerification(userId: string): Promise<void> {
+      const user = await store.userById(userId);
+      if (!user?.email) throw new SvcError('user.no_email');
+      if (user.emailVerifiedAt) throw new SvcError('user.email_already_verified');
+      if (!(await cooledDown('email_verify', userId))) {
+        const left = await cache.ttl(`account-mail:email_verify:${userId}`);
+        throw new SvcError('account.mail_cooldown', {
+          headers: { 'Retry-After': String(Math.max(1, left ?? settings.account_mail_cooldown_seconds)) },
+        });
+      }
+      await sendVerificationNow(userId, user.email);
+    },
+
+    /**
+     * `POST /auth/email/verify`: marks the address verified when the account's email still is the one the
+     * token was sent to; the token is used once, by one statement.
+     */
+    async verifyEmail(token: string): Promise<void> {
+      const invalid = () => new SvcError('auth.verify_token_invalid');
+      const digest = tokenDigest(token);
+      const row = await store.findUsable(digest, 'email_verify', now());
+      if (!row) throw invalid();
+      const user = await store.userById(row.userId);
+      if (!user || !user.email || normaliseEmail(user.email) !== normaliseEmail(row.email)) throw invalid();
+      if (!(await store.consume(digest, now()))) throw invalid();
+      await store.markVerified(user.id, row.email, now());
+    },
+
     /**
      * `POST /auth/password/forgot`: counted against `auth_rate_limit`, then answered at once; the lookup,
      * the token and the mail run after the answer, so its time says nothing about the address.

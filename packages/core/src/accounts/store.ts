@@ -69,6 +69,13 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
         .limit(1);
       return row;
     },
+    /** Sets `emailVerifiedAt` when the address is still `email` and not verified yet. */
+    async markVerified(userId: string, email: string, at: Date): Promise<void> {
+      await db.orm
+        .update(user)
+        .set({ emailVerifiedAt: at })
+        .where(and(eq(user.id, userId), sameEmail(user.email, email), isNull(user.emailVerifiedAt)));
+    },
     /** Marks the token used; false when another presentation used it first (one statement: one winner). */
     async consume(digest: string, now: Date): Promise<boolean> {
       const rows = await db.orm

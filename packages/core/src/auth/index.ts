@@ -14,7 +14,7 @@ export const authModule = defineModule({
   name: 'auth',
   // `permissions`: only the fallback below, when no other module provides it.
   provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions'],
-  uses: ['secondFactor', 'permissions'],
+  uses: ['secondFactor', 'permissions', 'accounts'],
   async setup({ settings, authDb, cache, log, ports, coreTables }) {
     const now = () => new Date();
     const store = createAuthStore(authDb, coreTables);

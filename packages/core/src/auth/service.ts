@@ -31,7 +31,7 @@ export interface AuthServiceDeps {
   cache: Cache;
   log: Logger;
   /** The event sink, and the second factor when the MFA module is there. */
-  ports: ModulePorts<never, never, 'secondFactor'>;
+  ports: ModulePorts<never, never, 'secondFactor' | 'accounts'>;
   now: () => Date;
   /** Hash verified for unknown usernames (computed once at startup). @default a fresh random hash */
   dummyHash?: string;
@@ -274,6 +274,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
       const { result, admission } = await attemptPassword(row, input.password);
       waitedMs = admission.waitedMs;
       if (result !== 'ok') throw await fail();
+      if (settings.require_verified_email && !row.isSuperuser && !row.emailVerifiedAt) {
+        // SPEC-2 "Email verification": told only after the password was verified (a wrong one got the 401).
+        await attempts.release(admission);
+        throw new SvcError('auth.email_unverified');
+      }
       let passwordHash = row.passwordHash;
       try {
         if (needsRehash(row.passwordHash)) {
@@ -381,7 +386,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       const passwordHash = await hashPassword(input.password);
       try {
         // Privileges are never taken from the request: active, non-staff, non-superuser.
-        return await store.insertUser({
+        const created = await store.insertUser({
           username,
           email,
           firstName: input.firstName ?? '',
@@ -391,6 +396,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
           isStaff: false,
           isSuperuser: false,
         });
+        // SPEC-2 "Email verification": a registration with an email gets a verification link.
+        if (email) ports.find('accounts')?.sendVerification(created.id);
+        return created;
       } catch (error) {
         if (mapDatabaseError(error)?.code === 'db.conflict')
           throw new SvcError('user.username_or_email_exists');
@@ -440,6 +448,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
           throw error;
         }
       }
+      // SPEC-2 "Email verification": a new address gets a verification link.
+      if (changes.email) ports.find('accounts')?.sendVerification(userId);
       const updated = await store.userWithPermissions(userId);
       if (!updated) throw new SvcError('user.not_found');
       return updated;

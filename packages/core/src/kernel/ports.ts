@@ -215,6 +215,12 @@ export interface MailDelivery {
   mfaCode(mail: MfaCodeMail): Promise<void>;
 }
 
+/** Links sent on account events (implemented by `accounts`; SPEC-2 "Email verification"). */
+export interface AccountLinks {
+  /** Sends a verification link to the user's current email, in the background (nothing when it has none). */
+  sendVerification(userId: string): void;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -228,6 +234,7 @@ export interface Ports {
   rateLimiter: RateLimiter;
   routes: RouteTable;
   mail: MailDelivery;
+  accounts: AccountLinks;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

@@ -7,6 +7,7 @@ import { createUserStore } from './store.js';
 export const usersModule = defineModule({
   name: 'users',
   requires: ['loginGuard', 'tokens'],
+  uses: ['accounts'],
   setup({ settings, authDb, coreTables, ports, log }) {
     const { user } = coreTables;
     const store = createUserStore(authDb, user, log);
@@ -17,6 +18,7 @@ export const usersModule = defineModule({
       hashPassword: (password) => ports.get('loginGuard').hashPassword(password),
       tokens: () => ports.get('tokens'),
       events: () => ports.get('events'),
+      accounts: () => ports.find('accounts'),
       now: () => new Date(),
     });
     return {

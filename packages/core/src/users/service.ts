@@ -2,7 +2,7 @@ import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
-import type { EventSink, TokenRevoker, UserChange } from '../kernel/ports.js';
+import type { EventSink, TokenRevoker, UserChange, AccountLinks } from '../kernel/ports.js';
 import { isCanonicalUuid, normaliseEmail } from '../kernel/identity.js';
 import { DEFAULT_USER_ORDER } from './constants.js';
 import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
@@ -23,6 +23,8 @@ export interface UserServiceDeps {
   hashPassword(password: string): Promise<string>;
   tokens(): TokenRevoker;
   events(): EventSink;
+  /** Account links, when the accounts module is there (a changed email gets a verification link). */
+  accounts(): AccountLinks | undefined;
   now: () => Date;
 }
 
@@ -125,6 +127,8 @@ export function createUserService(deps: UserServiceDeps) {
       }
       if ('notFound' in outcome) throw notFound();
       const updated = outcome.done;
+      // SPEC-2 "Email verification": the admin route's email change sends a link to the new address too.
+      if (changes.email) deps.accounts()?.sendVerification(updated.id);
 
       // SPEC "Authentication" 8: a password change or deactivation ends every login of the user at once.
       const passwordChanged = changes.passwordHash !== undefined;

@@ -84,6 +84,14 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
       'Serve the interactive API documentation (`/docs`, `/docs/core`) and the OpenAPI documents; false answers 404',
   },
   envelope_enabled: { meaning: 'Wrap 2xx JSON in `{success, message, data}`' },
+  email_verify_expire_hours: {
+    meaning: 'Validity of an email-verification link, hours',
+    constraint: '1 to 720',
+  },
+  email_verify_url: {
+    meaning: 'Link template of a verification mail; {public_url} and {token} are filled in',
+    constraint: 'contains {token}',
+  },
   events_allow_query_token: { meaning: 'Accept the access token in the WebSocket URL (`?token=`)' },
   events_broadcast_enabled: { meaning: 'Mount the event routes (ticket and WebSocket)' },
   events_public_types: { meaning: 'Event types sent to every connected client' },
@@ -152,6 +160,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   refresh_token_rotation: { meaning: 'Every refresh issues a new single-use refresh token' },
   registration_enabled: { meaning: 'Allow `POST /auth/register`' },
   request_id_enabled: { meaning: '`X-Request-ID` header on every response and id in every log line' },
+  require_verified_email: {
+    meaning:
+      'Login refuses accounts without a verified email (403 auth.email_unverified after the password was verified); superusers excepted',
+  },
   secret_key: {
     meaning: 'Signs the tokens. Required, random, at least 32 characters. Secret: environment or .env only',
     constraint: 'at least 32 characters',

@@ -65,6 +65,10 @@ const KnownSettingsSchema = z.object({
   disable_routes: list,
   docs_enabled: bool.default(true),
   envelope_enabled: bool.default(true),
+  email_verify_expire_hours: int(1, 720).default(48),
+  email_verify_url: str
+    .default('{public_url}/account/verify-email?token={token}')
+    .refine((v) => v.includes('{token}'), { message: 'a link template containing {token}' }),
   events_allow_query_token: bool.default(false),
   events_broadcast_enabled: bool.default(false),
   events_public_types: list,
@@ -114,6 +118,7 @@ const KnownSettingsSchema = z.object({
   refresh_token_rotation: bool.default(true),
   registration_enabled: bool.default(false),
   request_id_enabled: bool.default(true),
+  require_verified_email: bool.default(false),
   secret_key: str.default(''),
   smtp_url: str.default('').refine((v) => v === '' || /^smtps?:\/\/\S+$/i.test(v), {
     message: 'an smtp:// or smtps:// URL',

@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   'user.username_or_email_exists': { status: 400, loc: ['body', 'username'] },
   'auth.password_incorrect': { status: 400, loc: ['body', 'currentPassword'] },
   'auth.reset_token_invalid': { status: 400, loc: ['body', 'token'] },
+  'auth.verify_token_invalid': { status: 400, loc: ['body', 'token'] },
+  'user.no_email': { status: 400, loc: ['body'] },
   'user.email_exists': { status: 400, loc: ['body', 'email'] },
   'user.disabled': { status: 400, loc: AUTH_HEADER },
   'user.cannot_delete_self': { status: 400, loc: ['path', 'user_id'] },
@@ -54,6 +56,7 @@ export const ERROR_CODES = {
   'access.permissions_missing': { status: 403, loc: AUTH_HEADER }, // params.permissions
   'access.loopback_only': { status: 403, loc: ['header', 'Host'] },
   'mfa.disabled': { status: 403, loc: ['body'] },
+  'auth.email_unverified': { status: 403, loc: ['body', 'username'] },
   // 404
   'request.not_found': { status: 404, loc: ['path'] },
   // 405
@@ -61,6 +64,7 @@ export const ERROR_CODES = {
   // 409
   'mfa.already_enabled': { status: 409, loc: ['body'] },
   'db.conflict': { status: 409, loc: ['body'] },
+  'user.email_already_verified': { status: 409, loc: ['body'] },
   // 413, 415
   'request.body_too_large': { status: 413, loc: ['body'] },
   'request.unsupported_media_type': { status: 415, loc: ['header', 'Content-Type'] },
@@ -76,6 +80,7 @@ export const ERROR_CODES = {
   'auth.too_many_attempts': { status: 429, loc: ['body'] },
   'mfa.too_many_attempts': { status: 429, loc: ['body'] },
   'auth.rate_limited': { status: 429, loc: ['client'] },
+  'account.mail_cooldown': { status: 429, loc: ['body'] },
   // 500
   'server.error': { status: 500, loc: [], type: 'server_error' },
   // 503

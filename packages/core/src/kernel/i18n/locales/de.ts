@@ -6,6 +6,14 @@ export const de: Record<string, string> = {
   'auth.password_incorrect': 'Das aktuelle Passwort ist falsch.',
   'auth.reset_token_invalid':
     'Der Link zum Zurücksetzen ist ungültig, wurde schon benutzt oder ist abgelaufen. Fordern Sie einen neuen an.',
+  'auth.verify_token_invalid':
+    'Der Bestätigungslink ist ungültig, wurde schon benutzt, ist abgelaufen oder die Adresse hat sich seither geändert.',
+  'user.no_email': 'Ihr Konto hat keine E-Mail-Adresse.',
+  'auth.email_unverified':
+    'Bestätigen Sie Ihre E-Mail-Adresse, bevor Sie sich anmelden: folgen Sie dem Link, den wir Ihnen geschickt haben.',
+  'user.email_already_verified': 'Ihre E-Mail-Adresse ist bereits bestätigt.',
+  'account.mail_cooldown':
+    'Gerade wurde eine E-Mail verschickt. Bitte warten Sie, bevor Sie eine weitere anfordern.',
   'user.email_exists': 'Diese E-Mail-Adresse wird von einem anderen Konto verwendet.',
   'user.disabled': 'Dieses Konto ist deaktiviert.',
   'user.cannot_delete_self': 'Sie können Ihr eigenes Konto nicht löschen.',

@@ -5,6 +5,12 @@ export const en: Record<string, string> = {
   'auth.password_incorrect': 'The current password is incorrect.',
   'auth.reset_token_invalid':
     'The reset link is invalid, was already used, or has expired. Ask for a new one.',
+  'auth.verify_token_invalid':
+    'The verification link is invalid, was already used, has expired, or the address changed since.',
+  'user.no_email': 'Your account has no email address.',
+  'auth.email_unverified': 'Confirm your email address before you log in: follow the link we sent you.',
+  'user.email_already_verified': 'Your email address is already confirmed.',
+  'account.mail_cooldown': 'A mail was just sent. Please wait before asking for another.',
   'user.email_exists': 'This email address is used by another account.',
   'user.disabled': 'This account is disabled.',
   'user.cannot_delete_self': 'You cannot delete your own account.',
