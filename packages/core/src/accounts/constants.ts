@@ -4,3 +4,8 @@ export const TOKEN_BYTES = 32;
 export const TOKEN_MAX_LENGTH = 128;
 /** The `auth_rate_limit` scope of `POST /auth/password/forgot`. */
 export const FORGOT_RATE_LIMIT_SCOPE = 'password-forgot';
+/**
+ * The password hash of an invited user who has not accepted yet: not a hash, so no password verifies
+ * against it (a login before accepting gets the uniform 401), and what marks the invitation as pending.
+ */
+export const INVITED_PASSWORD_HASH = '!invited';

@@ -19,6 +19,6 @@ export const accountsModule = defineModule({
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
     ports.provide('accounts', { sendVerification: service.sendVerification });
-    return { routers: [createAccountsRouter(service)] };
+    return { routers: createAccountsRouter(service) };
   },
 });

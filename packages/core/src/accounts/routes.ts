@@ -1,9 +1,17 @@
+import { z } from 'zod';
 import { defineRouter, type Router } from '../kernel/router.js';
-import { ForgotBody, ResetBody, VerifyBody } from './schemas.js';
+import { toUserOut, UserOut } from '../kernel/user-out.js';
+import { AcceptBody, ForgotBody, InviteBody, ResetBody, VerifyBody } from './schemas.js';
 import type { AccountService } from './service.js';
 
 /** Password reset and email verification (SPEC-2 "Routes"; router name `accounts` for `disable_core_routers`). */
-export function createAccountsRouter(service: AccountService): Router {
+const TokenPairOut = z.object({
+  access_token: z.string(),
+  token_type: z.literal('bearer'),
+  refresh_token: z.string(),
+});
+
+export function createAccountsRouter(service: AccountService): Router[] {
   const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'] });
   accounts.post(
     '/user/email/verify-request',
@@ -59,5 +67,45 @@ export function createAccountsRouter(service: AccountService): Router {
     },
     (ctx) => service.reset(ctx.body.token, ctx.body.newPassword),
   );
-  return accounts;
+  accounts.post(
+    '/invitation/accept',
+    {
+      public: true,
+      summary: 'Accept an invitation: choose a password and log in',
+      description:
+        'A token pair as `POST /auth/token` gives (not enveloped unless `wrap_auth_token_response`); sets the ' +
+        'password and the verified email. 400 `auth.invitation_invalid`; 422 password policy (the token stays).',
+      body: AcceptBody,
+      response: TokenPairOut,
+      envelope: 'auth-token',
+    },
+    (ctx) => service.acceptInvitation(ctx.body.token, ctx.body.password),
+  );
+
+  const admin = defineRouter({
+    prefix: '/admin/user',
+    name: 'accounts-admin',
+    tags: ['users'],
+    requireSuperuser: true,
+  });
+  admin.post(
+    '/invite',
+    {
+      summary: 'Invite a user by email',
+      description:
+        '201 the new user (active, no usable password) and an invitation mail. The address of a pending ' +
+        'invitation gets a new link replacing the old one: 200 the user. Any other account’s address: 400 ' +
+        '`user.email_exists`; a taken username: 400 `auth.username_taken`.',
+      body: InviteBody,
+      response: UserOut,
+      status: 201,
+      logAs: 'invited a user by {username}',
+    },
+    async (ctx) => {
+      const { created, user } = await service.invite(ctx.user.username, ctx.body);
+      if (!created) ctx.setStatus(200);
+      return toUserOut(user);
+    },
+  );
+  return [accounts, admin];
 }

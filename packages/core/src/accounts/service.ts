@@ -3,10 +3,11 @@ import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { resolveLocale } from '../kernel/i18n/index.js';
-import { isUuid, normaliseEmail } from '../kernel/identity.js';
+import { assertValidUsername, isUuid, normaliseEmail, toAuthUser } from '../kernel/identity.js';
+import type { TokenPair } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { ModulePorts } from '../kernel/module.js';
-import { FORGOT_RATE_LIMIT_SCOPE, TOKEN_BYTES } from './constants.js';
+import { FORGOT_RATE_LIMIT_SCOPE, INVITED_PASSWORD_HASH, TOKEN_BYTES } from './constants.js';
 import type { AccountStore } from './store.js';
 import type { AccountTokenPurpose } from './tables.js';
 
@@ -121,8 +122,94 @@ export function createAccountService(deps: AccountServiceDeps) {
     });
   }
 
+  async function sendInvitation(userId: string, email: string, invitedBy: string): Promise<void> {
+    const { token, expiresAt } = await issue(
+      'invitation',
+      userId,
+      email,
+      settings.invitation_expire_hours * 60,
+    );
+    ports.get('mail').invitation({
+      userId,
+      email,
+      url: accountLink(settings, settings.invitation_url, token),
+      expiresAt,
+      locale: resolveLocale(settings.default_locale),
+      invitedBy,
+    });
+  }
+
   return {
     sendVerification,
+
+    /**
+     * `POST /admin/user/invite` (SPEC-2 "Invitations"): a new active user without a usable password and an
+     * invitation link; inviting the address of a pending invitation sends a new link that replaces the old
+     * one (`created` false). Any other account's address is 400 `user.email_exists`.
+     */
+    async invite(
+      invitedBy: string,
+      input: {
+        email: string;
+        username?: string;
+        firstName?: string;
+        lastName?: string;
+        isStaff?: boolean;
+        groupIds?: number[];
+      },
+    ) {
+      const email = normaliseEmail(input.email);
+      if (!email) throw new SvcError('request.validation_error', { loc: ['body', 'email'] });
+      const existing = await store.accountByEmail(email);
+      if (existing) {
+        if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
+          throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
+        }
+        await sendInvitation(existing.id, existing.email ?? email, invitedBy);
+        return { created: false, user: existing };
+      }
+      const username = assertValidUsername(input.username ?? email);
+      if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
+      const groupIds = input.groupIds ?? [];
+      const unknown = await store.unknownGroups(groupIds);
+      if (unknown.length > 0) {
+        throw new SvcError('db.invalid_value', { loc: ['body', 'groupIds'], params: { groupIds: unknown } });
+      }
+      const user = await store.insertInvited({
+        username,
+        email,
+        firstName: input.firstName ?? '',
+        lastName: input.lastName ?? '',
+        isStaff: input.isStaff ?? false,
+        groupIds,
+      });
+      await sendInvitation(user.id, email, invitedBy);
+      return { created: true, user };
+    },
+
+    /**
+     * `POST /auth/invitation/accept`: sets the password (policy refusals keep the token) and the verified
+     * email, then answers with a token pair as a login does.
+     */
+    async acceptInvitation(token: string, password: string): Promise<TokenPair> {
+      const invalid = () => new SvcError('auth.invitation_invalid');
+      const digest = tokenDigest(token);
+      const row = await store.findUsable(digest, 'invitation', now());
+      if (!row || !isUuid(row.userId)) throw invalid();
+      const user = await store.userById(row.userId);
+      if (!user || !user.isActive || !user.invited) throw invalid();
+      const guard = ports.get('loginGuard');
+      await guard.setPassword(user.id, password, {
+        field: 'password',
+        verifyEmail: normaliseEmail(user.email) === normaliseEmail(row.email),
+        async consume() {
+          if (!(await store.consume(digest, now()))) throw invalid();
+        },
+      });
+      const account = await store.accountByEmail(row.email);
+      if (!account || account.id !== user.id) throw invalid();
+      return guard.completeLogin(toAuthUser(account));
+    },
 
     /** `POST /auth/user/email/verify-request` (SPEC-2 "Email verification"). */
     async requestVerification(userId: string): Promise<void> {

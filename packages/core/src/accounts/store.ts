@@ -1,7 +1,10 @@
-import { and, eq, gt, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
+import { and, eq, gt, inArray, isNotNull, isNull, lt, or } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
+import { sql } from 'drizzle-orm';
+import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
 
 export interface IssuedToken {
@@ -39,6 +42,7 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
           isActive: user.isActive,
           passwordChangedAt: user.passwordChangedAt,
           emailVerifiedAt: user.emailVerifiedAt,
+          invited: sql<boolean>`${user.passwordHash} = ${INVITED_PASSWORD_HASH}`,
         })
         .from(user)
         .where(eq(user.id, id))
@@ -68,6 +72,52 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
         .where(and(eq(t.digest, digest), eq(t.purpose, purpose), isNull(t.usedAt), gt(t.expiresAt, now)))
         .limit(1);
       return row;
+    },
+    /** The whole user row with this address (any letter case). */
+    async accountByEmail(email: string) {
+      const [row] = await db.orm.select().from(user).where(sameEmail(user.email, email)).limit(1);
+      return row;
+    },
+    async usernameTaken(username: string): Promise<boolean> {
+      const rows = await db.orm
+        .select({ id: user.id })
+        .from(user)
+        .where(eq(user.username, username))
+        .limit(1);
+      return rows.length > 0;
+    },
+    /** The ids among `groupIds` that name no group. */
+    async unknownGroups(groupIds: number[]): Promise<number[]> {
+      if (groupIds.length === 0) return [];
+      const found = await db.orm
+        .select({ id: core.group.id })
+        .from(core.group)
+        .where(inArray(core.group.id, groupIds));
+      const known = new Set(found.map((g) => g.id));
+      return groupIds.filter((id) => !known.has(id));
+    },
+    /**
+     * An invited user: active, without a usable password (the marker never verifies), email unverified,
+     * in the given groups (checked by the caller with `unknownGroups`).
+     */
+    async insertInvited(values: {
+      username: string;
+      email: string;
+      firstName: string;
+      lastName: string;
+      isStaff: boolean;
+      groupIds: number[];
+    }) {
+      const { groupIds, ...fields } = values;
+      const id = randomUUID();
+      const [row] = await db.orm
+        .insert(user)
+        .values({ id, ...fields, isActive: true, isSuperuser: false, passwordHash: INVITED_PASSWORD_HASH })
+        .returning();
+      if (groupIds.length > 0) {
+        await db.orm.insert(core.userGroup).values(groupIds.map((groupId) => ({ userId: id, groupId })));
+      }
+      return row!;
     },
     /** Sets `emailVerifiedAt` when the address is still `email` and not verified yet. */
     async markVerified(userId: string, email: string, at: Date): Promise<void> {

@@ -111,6 +111,11 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   user_settings_table: { meaning: 'Table name; empty means table_prefix + user_settings' },
   user_table: { meaning: 'Table name; empty means table_prefix + user' },
   host: { meaning: 'Bind address of the server commands' },
+  invitation_expire_hours: { meaning: 'Validity of an invitation link, hours', constraint: '1 to 720' },
+  invitation_url: {
+    meaning: 'Link template of an invitation mail; {public_url} and {token} are filled in',
+    constraint: 'contains {token}',
+  },
   log_format: { meaning: 'Log line format', constraint: 'text, json' },
   log_level: {
     meaning: 'Empty means DEBUG when debug is true, INFO otherwise; any other value is rejected at startup',

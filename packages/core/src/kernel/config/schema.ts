@@ -86,6 +86,10 @@ const KnownSettingsSchema = z.object({
   user_settings_table: str.default(''),
   user_table: str.default(''),
   host: str.default('127.0.0.1'),
+  invitation_expire_hours: int(1, 720).default(72),
+  invitation_url: str
+    .default('{public_url}/account/accept-invitation?token={token}')
+    .refine((v) => v.includes('{token}'), { message: 'a link template containing {token}' }),
   log_format: z.enum(['text', 'json']).default('text'),
   log_level: z
     .preprocess(

@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   'auth.password_incorrect': { status: 400, loc: ['body', 'currentPassword'] },
   'auth.reset_token_invalid': { status: 400, loc: ['body', 'token'] },
   'auth.verify_token_invalid': { status: 400, loc: ['body', 'token'] },
+  'auth.invitation_invalid': { status: 400, loc: ['body', 'token'] },
   'user.no_email': { status: 400, loc: ['body'] },
   'user.email_exists': { status: 400, loc: ['body', 'email'] },
   'user.disabled': { status: 400, loc: AUTH_HEADER },

@@ -8,6 +8,8 @@ export const de: Record<string, string> = {
     'Der Link zum Zurücksetzen ist ungültig, wurde schon benutzt oder ist abgelaufen. Fordern Sie einen neuen an.',
   'auth.verify_token_invalid':
     'Der Bestätigungslink ist ungültig, wurde schon benutzt, ist abgelaufen oder die Adresse hat sich seither geändert.',
+  'auth.invitation_invalid':
+    'Der Einladungslink ist ungültig, wurde schon benutzt oder ist abgelaufen. Bitten Sie um eine neue Einladung.',
   'user.no_email': 'Ihr Konto hat keine E-Mail-Adresse.',
   'auth.email_unverified':
     'Bestätigen Sie Ihre E-Mail-Adresse, bevor Sie sich anmelden: folgen Sie dem Link, den wir Ihnen geschickt haben.',

@@ -7,6 +7,8 @@ export const en: Record<string, string> = {
     'The reset link is invalid, was already used, or has expired. Ask for a new one.',
   'auth.verify_token_invalid':
     'The verification link is invalid, was already used, has expired, or the address changed since.',
+  'auth.invitation_invalid':
+    'The invitation link is invalid, was already used, or has expired. Ask for a new invitation.',
   'user.no_email': 'Your account has no email address.',
   'auth.email_unverified': 'Confirm your email address before you log in: follow the link we sent you.',
   'user.email_already_verified': 'Your email address is already confirmed.',
