@@ -18,7 +18,9 @@ export const auditModule = defineModule({
   uses: ['authenticator', 'userSettings'],
   setup({ settings, authDb, tables, log, ports }) {
     const table = tables.activityLog;
-    const store = createActivityStore(authDb, table, log);
+    const store = createActivityStore(authDb, table, log, {
+      concurrently: !settings.auto_create_auth_schema,
+    });
     const writer = createActivityWriter({ insertMany: (entries) => store.insertMany(entries), log });
     const service = createActivityService({ settings, store, table, drain: () => writer.drain() });
     // The snapshot reads whatever is stored, also when recording is off (SPEC "Frame format").

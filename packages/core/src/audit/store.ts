@@ -17,7 +17,11 @@ import {
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import { buildTrigramIndexes } from '../kernel/db/text-index.js';
+import {
+  buildTrigramIndexes,
+  cancelTextIndexBuilds,
+  type TextIndexOptions,
+} from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -73,7 +77,12 @@ export interface ActivityListOptions {
 export const TEXT_INDEX_MIN_LENGTH = 3;
 
 /** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
-export function createActivityStore(db: Database, table: ActivityLogTable, log?: Logger) {
+export function createActivityStore(
+  db: Database,
+  table: ActivityLogTable,
+  log?: Logger,
+  textIndexOptions: TextIndexOptions = { concurrently: true },
+) {
   const orm = db.orm;
   const name = getTableName(table);
   const columns = getTableColumns(table) as unknown as Record<keyof StoredActivity, Column>;
@@ -146,6 +155,7 @@ export function createActivityStore(db: Database, table: ActivityLogTable, log?:
         [`${name}_path_trgm_idx`]: `lower("path")`,
       },
       log,
+      textIndexOptions,
     );
   }
 
@@ -248,11 +258,13 @@ export function createActivityStore(db: Database, table: ActivityLogTable, log?:
     /** Builds the text index when missing: at start-up (file database: also on first use). */
     async ensureTextIndex(): Promise<void> {
       const building = ensureTextIndex();
-      if (db.dialect === 'sqlite') await building;
+      // A plain build (the app creates its own schema) finishes at start-up, before other apps' schema statements.
+      if (db.dialect === 'sqlite' || !textIndexOptions.concurrently) await building;
     },
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
+      if (db.dialect === 'pg') await cancelTextIndexBuilds(db);
       await textIndex?.catch(() => undefined);
       await reads.release();
     },

@@ -10,7 +10,9 @@ export const usersModule = defineModule({
   uses: ['accounts'],
   setup({ settings, authDb, coreTables, ports, log }) {
     const { user } = coreTables;
-    const store = createUserStore(authDb, user, log);
+    const store = createUserStore(authDb, user, log, {
+      concurrently: !settings.auto_create_auth_schema,
+    });
     const service = createUserService({
       settings,
       store,

@@ -3,7 +3,11 @@ import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import { buildTrigramIndexes } from '../kernel/db/text-index.js';
+import {
+  buildTrigramIndexes,
+  cancelTextIndexBuilds,
+  type TextIndexOptions,
+} from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 
@@ -101,7 +105,12 @@ export async function isLastActiveSuperuser(
 }
 
 /** Every query of the users feature on the core user table (STYLE "A feature is one folder": store.ts). */
-export function createUserStore(db: Database, user: UserTable, log?: Logger) {
+export function createUserStore(
+  db: Database,
+  user: UserTable,
+  log?: Logger,
+  textIndexOptions: TextIndexOptions = { concurrently: true },
+) {
   const orm = db.orm;
   const name = getTableName(user);
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
@@ -163,6 +172,7 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
         ]),
       ),
       log,
+      textIndexOptions,
     );
   }
 
@@ -205,11 +215,13 @@ export function createUserStore(db: Database, user: UserTable, log?: Logger) {
     /** Builds the text index of `search` when missing: at start-up (file database: also on first use). */
     async ensureTextIndex(): Promise<void> {
       const building = ensureTextIndex();
-      if (db.dialect === 'sqlite') await building;
+      // A plain build (the app creates its own schema) finishes at start-up, before other apps' schema statements.
+      if (db.dialect === 'sqlite' || !textIndexOptions.concurrently) await building;
     },
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
+      if (db.dialect === 'pg') await cancelTextIndexBuilds(db);
       await textIndex?.catch(() => undefined);
       await reads.release();
     },

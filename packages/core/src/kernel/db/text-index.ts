@@ -10,6 +10,36 @@ interface PgConnection {
   release(): void;
 }
 
+/** How a build runs: `CONCURRENTLY` in the background (production), or plainly at start-up. */
+export interface TextIndexOptions {
+  /**
+   * Build with `CREATE INDEX CONCURRENTLY` (writes go on; waits for older transactions). False when the app
+   * creates its own schema at start-up (`auto_create_auth_schema`: development and tests, small tables), where a
+   * concurrent build would wait on another app's schema statements and deadlock with them.
+   */
+  concurrently: boolean;
+}
+
+/** One build at a time per database in this process: two concurrent builds of expression indexes wait on each other. */
+const queues = new WeakMap<Database, Promise<unknown>>();
+/** Backend pids of builds in progress, to cancel them on shutdown. */
+const running = new WeakMap<Database, Set<number>>();
+/** Advisory lock key serialising the builds of every process on one database (`svc:text-index`). */
+const ADVISORY_KEY = 0x73766374;
+
+/**
+ * Cancels the builds in progress on `db` (graceful shutdown must not wait minutes for a GIN index of a big
+ * table); a cancelled concurrent build leaves an invalid index that the next start drops and builds again.
+ */
+export async function cancelTextIndexBuilds(db: Database): Promise<void> {
+  const pids = [...(running.get(db) ?? [])];
+  if (pids.length === 0 || db.dialect !== 'pg') return;
+  const client = db.native as { unsafe(query: string, params?: unknown[]): Promise<unknown> };
+  await Promise.all(
+    pids.map((pid) => client.unsafe('select pg_cancel_backend($1)', [pid]).catch(() => undefined)),
+  );
+}
+
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
@@ -20,15 +50,38 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * dropped and built again. Without the extension (not installed, or the role may not create it) search keeps
  * scanning: a warning says so. The query is the same with or without the index: nothing waits for this.
  */
-export async function buildTrigramIndexes(
+export function buildTrigramIndexes(
   db: Database,
   table: string,
   indexes: Record<string, string>,
   log?: Logger,
+  options: TextIndexOptions = { concurrently: true },
+): Promise<boolean> {
+  const previous = queues.get(db) ?? Promise.resolve();
+  const build = previous.catch(() => undefined).then(() => buildNow(db, table, indexes, log, options));
+  queues.set(db, build);
+  return build;
+}
+
+async function buildNow(
+  db: Database,
+  table: string,
+  indexes: Record<string, string>,
+  log: Logger | undefined,
+  { concurrently }: TextIndexOptions,
 ): Promise<boolean> {
   const connection = await (db.native as PgClient).reserve();
+  const [{ pid } = { pid: 0 }] = (await connection.unsafe('select pg_backend_pid() as pid')) as {
+    pid: number;
+  }[];
+  const pids = running.get(db) ?? new Set<number>();
+  running.set(db, pids);
+  pids.add(pid);
+  const how = concurrently ? 'CONCURRENTLY ' : '';
   try {
     await connection.unsafe('SET statement_timeout = 0');
+    // Other processes on this database (hosts starting together) build one at a time too.
+    await connection.unsafe('select pg_advisory_lock($1)', [ADVISORY_KEY]);
     const extension = async () =>
       (await connection.unsafe(`select 1 from pg_extension where extname = 'pg_trgm'`)).length > 0;
     if (!(await extension())) {
@@ -50,15 +103,21 @@ export async function buildTrigramIndexes(
         [name],
       );
       if (state?.valid) continue;
-      if (state) await connection.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${quote(name)}`);
+      if (state) await connection.unsafe(`DROP INDEX ${how}IF EXISTS ${quote(name)}`);
       const started = Date.now();
       await connection.unsafe(
-        `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quote(name)} ON ${quote(table)} USING gin (${expression} gin_trgm_ops)`,
+        `CREATE INDEX ${how}IF NOT EXISTS ${quote(name)} ON ${quote(table)} USING gin (${expression} gin_trgm_ops)`,
       );
       log?.info(`built the text index ${name}`, { ms: Date.now() - started });
     }
     return true;
+  } catch (error) {
+    // 57014: cancelled by cancelTextIndexBuilds at shutdown; the next start builds it.
+    if ((error as { code?: string }).code === '57014') return false;
+    throw error;
   } finally {
+    pids.delete(pid);
+    await connection.unsafe('select pg_advisory_unlock_all()').catch(() => undefined);
     await connection.unsafe('RESET statement_timeout').catch(() => undefined);
     connection.release();
   }
