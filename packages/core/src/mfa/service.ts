@@ -3,7 +3,8 @@ import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AuthUser, PortRegistry, SecondFactor, TokenPair } from '../kernel/ports.js';
+import type { ModulePorts } from '../kernel/module.js';
+import type { AuthUser, SecondFactor, TokenPair } from '../kernel/ports.js';
 import { generateBackupCodes, normaliseBackupCode } from './backup-codes.js';
 import {
   BACKUP_CODE_CAS_RETRIES,
@@ -31,7 +32,8 @@ export interface MfaServiceDeps {
   sender: MfaSender;
   log: Logger;
   /** Read at request time: `loginGuard` and `rateLimiter` come from `auth`. */
-  ports: PortRegistry;
+  /** The login guard and the token service, and the rate limiter when auth provides it. */
+  ports: ModulePorts<never, 'loginGuard' | 'tokens', 'rateLimiter'>;
   now?: () => Date;
 }
 
