@@ -1,5 +1,5 @@
 import { defineModule, moduleOptions } from '../kernel/module.js';
-import { createMfaRouter } from './routes.js';
+import { createMfaAdminRouter, createMfaRouter } from './routes.js';
 import { createLoggingSender, type MfaSender } from './sender.js';
 import { createMfaService } from './service.js';
 import { createMfaStore } from './store.js';
@@ -38,6 +38,6 @@ export const mfaModule = defineModule({
     };
     const service = createMfaService({ settings, cache, store, sender, log, ports });
     ports.provide('secondFactor', service); // auth asks for it during login
-    return { routers: [createMfaRouter(service)] };
+    return { routers: [createMfaRouter(service), createMfaAdminRouter(service)] };
   },
 });

@@ -1,4 +1,8 @@
+import { z } from 'zod';
+import { UserIdParam } from '../kernel/identity.js';
 import { defineRouter, type Router } from '../kernel/router.js';
+
+const UserIdParams = z.object({ user_id: UserIdParam });
 import {
   BackupCodesOut,
   MfaCodeBody,
@@ -74,4 +78,28 @@ export function createMfaRouter(service: MfaService): Router {
     (ctx) => service.regenerateBackupCodes(ctx.user, ctx.body.password),
   );
   return mfa;
+}
+
+/** `DELETE /admin/user/{user_id}/mfa` (SPEC-2 "Administration and self-service"; router name `mfa-admin`). */
+export function createMfaAdminRouter(service: MfaService): Router {
+  const admin = defineRouter({
+    prefix: '/admin/user',
+    name: 'mfa-admin',
+    tags: ['users'],
+    requireSuperuser: true,
+  });
+  admin.delete(
+    '/:user_id/mfa',
+    {
+      summary: "Reset a user's MFA",
+      description:
+        'Removes the MFA configuration and backup codes; the user logs in with the password alone until they ' +
+        'set MFA up again. 400 `user.cannot_reset_own_mfa` for the caller (use /mfa/disable); 404 `user.not_found`.',
+      params: UserIdParams,
+      status: 204,
+      logAs: 'reset the MFA of {user_id}',
+    },
+    (ctx) => service.resetByAdmin(ctx.caller?.id ?? null, ctx.params.user_id),
+  );
+  return admin;
 }

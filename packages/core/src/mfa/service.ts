@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
+import { isUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { ModulePorts } from '../kernel/module.js';
 import type { AuthUser, SecondFactor, TokenPair } from '../kernel/ports.js';
@@ -335,6 +336,20 @@ export function createMfaService(deps: MfaServiceDeps) {
       await checkPassword(user.id, password);
       await store.deleteConfig(user.id);
       return { enabled: false, method: null };
+    },
+
+    /**
+     * `DELETE /admin/user/{user_id}/mfa` (SPEC-2 "Administration and self-service"): removes another user's
+     * MFA configuration, backup codes and pending challenges; the caller's own goes through /mfa/disable.
+     */
+    async resetByAdmin(actorId: string | null, userId: string): Promise<void> {
+      if (actorId === userId) throw new SvcError('user.cannot_reset_own_mfa');
+      // Not a UUID: no such user (PostgreSQL's uuid column would refuse the text itself).
+      if (!isUuid(userId) || !(await store.user(userId))) {
+        throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
+      }
+      await store.deleteConfig(userId);
+      log.info('MFA reset by an administrator', { user_id: userId, by: actorId });
     },
 
     /** SPEC "MFA enrolment": a new set of backup codes with the correct password; the old set stops working. */

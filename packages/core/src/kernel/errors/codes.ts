@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   'user.disabled': { status: 400, loc: AUTH_HEADER },
   'user.cannot_delete_self': { status: 400, loc: ['path', 'user_id'] },
   'user.cannot_demote_self': { status: 400, loc: ['body'] },
+  'user.cannot_reset_own_mfa': { status: 400, loc: ['path', 'user_id'] },
   'user.last_superuser': { status: 400, loc: ['body'] },
   'db.invalid_value': { status: 400, loc: ['body'] },
   'mfa.totp_invalid': { status: 400, loc: ['body', 'code'] },

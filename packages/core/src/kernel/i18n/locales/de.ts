@@ -21,6 +21,7 @@ export const de: Record<string, string> = {
   'user.cannot_delete_self': 'Sie können Ihr eigenes Konto nicht löschen.',
   'user.cannot_demote_self':
     'Sie können sich nicht selbst deaktivieren oder Ihren Superuser-Status entfernen.',
+  'user.cannot_reset_own_mfa': 'Entfernen Sie Ihren eigenen zweiten Faktor über /mfa/disable.',
   'user.last_superuser': 'Mindestens ein aktiver Superuser muss erhalten bleiben.',
   'db.invalid_value': 'Ein referenzierter Datensatz existiert nicht.',
   'mfa.totp_invalid': 'Der Authenticator-Code ist falsch oder wurde bereits verwendet.',

@@ -17,6 +17,7 @@ export const en: Record<string, string> = {
   'user.disabled': 'This account is disabled.',
   'user.cannot_delete_self': 'You cannot delete your own account.',
   'user.cannot_demote_self': 'You cannot deactivate yourself or remove your own superuser status.',
+  'user.cannot_reset_own_mfa': 'Use /mfa/disable to remove your own second factor.',
   'user.last_superuser': 'At least one active superuser must remain.',
   'db.invalid_value': 'A referenced record does not exist.',
   'mfa.totp_invalid': 'The authenticator code is wrong or was already used.',
