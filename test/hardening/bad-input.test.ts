@@ -185,6 +185,10 @@ function baseBodyOverride(method: string, path: string, fx: Fixtures): Record<st
     'POST /api/admin/permissions/permissions': { codename: fx.existingCodename, description: 'd' },
     'POST /api/admin/permissions/groups': { name: fx.existingGroup, description: 'd', permissionIds: [] },
     'POST /api/notes': { title: 'note', priority: 9 },
+    // A taken username: 400 auth.username_taken unless a mutation slips through (it would create a user).
+    'POST /api/admin/user/invite': { email: 'invitee@example.com', username: 'victim' },
+    // No account has this address: nothing is stored.
+    'POST /api/auth/password/forgot': { email: 'nobody@example.com' },
   };
   return table[key];
 }

@@ -1,4 +1,5 @@
 import { defineModule } from '../kernel/module.js';
+import { createAccountPages } from './pages.js';
 import { createAccountsRouter } from './routes.js';
 import { createAccountService } from './service.js';
 import { createAccountStore } from './store.js';
@@ -19,6 +20,6 @@ export const accountsModule = defineModule({
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
     ports.provide('accounts', { sendVerification: service.sendVerification });
-    return { routers: createAccountsRouter(service) };
+    return { routers: createAccountsRouter(service), pages: createAccountPages(service, settings) };
   },
 });

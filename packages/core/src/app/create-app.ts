@@ -240,6 +240,7 @@ export function createApp(options: AppOptions = {}): App {
       settings,
       log,
       ports,
+      pages: instances.flatMap((instance) => instance.pages ?? []),
       routers: mounted,
       onRequestEnd,
       db,

@@ -4,6 +4,7 @@ import type { Settings } from './config/schema.js';
 import type { Database } from './db/database.js';
 import type { CoreTables, Dialect } from './db/tables.js';
 import type { Logger } from './log/logger.js';
+import type { PageRoute } from './page.js';
 import type { PortRegistry, Ports } from './ports.js';
 import type { Router } from './router.js';
 
@@ -78,6 +79,8 @@ export interface ModuleContext<
 /** What a module's `setup` returns. */
 export interface ModuleInstance {
   routers?: Router[];
+  /** Server-rendered pages outside `/api` (kernel/page.ts). */
+  pages?: PageRoute[];
   /** Called once the HTTP server exists (WebSocket upgrade). */
   onServer?(server: Server): void;
   /** Graceful shutdown, first step: before the HTTP server stops accepting and drains (close WebSockets). */

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../kernel/html.js';
 import { translator, type Translate } from '../kernel/i18n/index.js';
 
 /** The mails svc writes (SPEC-2 "Mail and links"; the MFA code of SPEC "Multi-factor routes" 6). */
@@ -34,10 +35,7 @@ export interface RenderedMail {
  */
 export type MailTemplate = (vars: MailVariables, t: Translate) => RenderedMail;
 
-/** Text for HTML: the five characters that can break out of text or an attribute. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml };
 
 /** The catalog prefix of a kind (`mail.password_reset.…`). */
 const KEYS: Record<MailKind, string> = {

@@ -8,6 +8,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Least time between two link mails of one purpose to one account, seconds',
     constraint: '0 to 3600',
   },
+  account_pages_enabled: {
+    meaning:
+      'Serve the built-in account pages /account/reset-password, /account/verify-email and /account/accept-invitation',
+  },
   activity_log_enabled: { meaning: 'Record POST/PUT/PATCH/DELETE requests and expose the audit routes' },
   activity_log_exclude_paths: {
     meaning: 'Default `excludePaths` of the audit routes; paths containing a fragment are never logged',

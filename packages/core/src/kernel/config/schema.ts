@@ -30,6 +30,7 @@ const str = z.coerce.string();
 /** The settings SPEC "Configuration" defines. */
 const KnownSettingsSchema = z.object({
   access_token_expire_minutes: int(1).default(30),
+  account_pages_enabled: bool.default(true),
   account_mail_cooldown_seconds: int(0, 3600).default(60),
   activity_log_enabled: bool.default(false),
   activity_log_exclude_paths: str.default('refresh-token'),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import { isIP } from 'node:net';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Settings } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -18,6 +18,7 @@ import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
 import { bearerToken, guard, needsUser } from './guard.js';
+import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '../page.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
 import { isLocalDirect, sendError } from './respond.js';
@@ -45,6 +46,8 @@ export interface HttpAppOptions {
   docs: Omit<DocsOptions, 'routes' | 'settings'>;
   /** Largest accepted request body. @default '1mb' */
   bodyLimit?: string;
+  /** Server-rendered pages of the modules, outside `/api`. @default [] */
+  pages?: PageRoute[];
 }
 
 function localeOf(req: Request, settings: Settings): string {
@@ -185,6 +188,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   setTrustProxy(options.trustProxy ?? 'loopback');
   app.set('etag', false);
 
+  const pagePaths = new Set((options.pages ?? []).map((page) => page.path));
+
   // Request id and access log first, so every later line carries the id.
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
@@ -199,7 +204,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       requestContext.run({ requestId }, () => {
-        accessLog.info(`${req.method} ${req.originalUrl} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
+        // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
+        const shown = pagePaths.has(req.path) ? req.path : req.originalUrl;
+        accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
       });
       if (options.onRequestEnd.length === 0) return;
       const record: RequestRecord = {
@@ -296,6 +303,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     });
   }
 
+  for (const page of options.pages ?? []) mountPage(app, page, settings);
+
   mountDocs(app, { ...options.docs, routes, settings });
 
   app.use((req, res) => {
@@ -372,6 +381,45 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   }
 
   return { app, handler: app, routes, setTrustProxy };
+}
+
+/** Mounts one built-in page with the headers of kernel/page.ts. */
+function mountPage(app: Express, page: PageRoute, settings: Settings): void {
+  const answer = (
+    req: Request,
+    res: Response,
+    produce: (r: PageRequest) => PageResponse | Promise<PageResponse>,
+  ) => {
+    const first = (source: unknown): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries((source ?? {}) as Record<string, unknown>).map(([key, value]) => [
+          key,
+          String(Array.isArray(value) ? value[0] : (value ?? '')),
+        ]),
+      );
+    const request: PageRequest = {
+      query: first(req.query),
+      form: req.method === 'POST' && req.is('application/x-www-form-urlencoded') ? first(req.body) : {},
+      locale: negotiateLocale(req.headers['accept-language'], settings.default_locale),
+      clientIp: clientAddress(req),
+    };
+    return Promise.resolve(produce(request)).then(({ status, html }) => {
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      res.setHeader('Content-Security-Policy', PAGE_CSP);
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.status(status).type('html').send(html);
+    });
+  };
+  app.get(page.path, (req, res, next) => {
+    answer(req, res, (r) => page.get(r)).catch(next);
+  });
+  const post = page.post?.bind(page);
+  if (post) {
+    app.post(page.path, (req, res, next) => {
+      answer(req, res, post).catch(next);
+    });
+  }
 }
 
 /** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */

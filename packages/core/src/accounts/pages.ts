@@ -1,0 +1,99 @@
+import type { Settings } from '../kernel/config/schema.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { translator, type Translate } from '../kernel/i18n/index.js';
+import type { PageRequest, PageResponse, PageRoute } from '../kernel/page.js';
+import { escapeHtml as e } from '../kernel/html.js';
+import { TOKEN_MAX_LENGTH } from './constants.js';
+import type { AccountService } from './service.js';
+
+/** One page: its catalog prefix, the field it asks for (none: a confirm button), and its operation. */
+interface PageKind {
+  path: string;
+  key: 'reset' | 'verify' | 'accept';
+  field?: 'newPassword' | 'password';
+  run(token: string, value: string): Promise<unknown>;
+}
+
+function layout(t: Translate, lang: string, title: string, body: string): string {
+  return (
+    `<!doctype html><html lang="${e(lang)}"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${e(title)}</title>` +
+    `<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;line-height:1.5}` +
+    `label{display:block;margin:1rem 0 .25rem}input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}` +
+    `button{font:inherit;margin-top:1rem;padding:.5rem 1rem}[role=alert]{color:#a00}</style></head>` +
+    `<body><main><h1>${e(title)}</h1>${body}</main></body></html>`
+  );
+}
+
+function form(t: Translate, kind: PageKind, token: string, error?: string): string {
+  const alert = error ? `<p role="alert">${e(error)}</p>` : '';
+  const input = kind.field
+    ? `<label for="secret">${e(t(`pages.${kind.key}.label`))}</label>` +
+      `<input id="secret" name="secret" type="password" autocomplete="new-password" required>`
+    : '';
+  return (
+    `${alert}<p>${e(t(`pages.${kind.key}.intro`))}</p>` +
+    `<form method="post"><input type="hidden" name="token" value="${e(token)}">${input}` +
+    `<button type="submit">${e(t(`pages.${kind.key}.submit`))}</button></form>`
+  );
+}
+
+/**
+ * The pages of SPEC-2 "Built-in account pages": they read `token` from the query, never consume it on GET
+ * (mail scanners follow links), and complete the operation on the form's submit, without JavaScript.
+ */
+export function createAccountPages(service: AccountService, settings: Settings): PageRoute[] {
+  const kinds: PageKind[] = [
+    {
+      path: '/account/reset-password',
+      key: 'reset',
+      field: 'newPassword',
+      run: (token, value) => service.reset(token, value),
+    },
+    { path: '/account/verify-email', key: 'verify', run: (token) => service.verifyEmail(token) },
+    {
+      path: '/account/accept-invitation',
+      key: 'accept',
+      field: 'password',
+      run: (token, value) => service.acceptInvitation(token, value),
+    },
+  ];
+  const page = (kind: PageKind): PageRoute => ({
+    path: kind.path,
+    get({ query, locale }: PageRequest): PageResponse {
+      const t = translator(locale);
+      const title = t(`pages.${kind.key}.title`);
+      const token = (query.token ?? '').slice(0, TOKEN_MAX_LENGTH);
+      if (!token)
+        return {
+          status: 400,
+          html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`),
+        };
+      return { status: 200, html: layout(t, locale, title, form(t, kind, token)) };
+    },
+    async post({ form: fields, locale }: PageRequest): Promise<PageResponse> {
+      const t = translator(locale);
+      const title = t(`pages.${kind.key}.title`);
+      const token = (fields.token ?? '').slice(0, TOKEN_MAX_LENGTH);
+      try {
+        if (!token)
+          throw new SvcError(
+            `auth.${kind.key === 'accept' ? 'invitation' : kind.key === 'verify' ? 'verify_token' : 'reset_token'}_invalid`,
+          );
+        await kind.run(token, (fields.secret ?? '').slice(0, 1024));
+      } catch (error) {
+        if (!(error instanceof SvcError)) throw error;
+        const message = t(error.code, error.params);
+        // A refused password keeps the token: the form comes back with the reason (SPEC-2 section 2).
+        const again = kind.field && error.code.startsWith('auth.password');
+        const body = again ? form(t, kind, token, message) : `<p role="alert">${e(message)}</p>`;
+        return { status: error.status, html: layout(t, locale, title, body) };
+      }
+      return {
+        status: 200,
+        html: layout(t, locale, title, `<p role="status">${e(t(`pages.${kind.key}.done`))}</p>`),
+      };
+    },
+  });
+  return settings.account_pages_enabled ? kinds.map(page) : [];
+}
