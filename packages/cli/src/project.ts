@@ -1,6 +1,23 @@
 import { resolve } from 'node:path';
-import { ConfigError, loadSettings, type Database, type Settings, type SettingsInput } from '@svc/core';
-import { createLogger, effectiveLogLevel, openDatabase, redactUrl, type Logger } from '@svc/core/internal';
+import {
+  ConfigError,
+  createAuthSchema,
+  loadSettings,
+  type Database,
+  type Settings,
+  type SettingsInput,
+} from '@svc/core';
+import {
+  buildAuthSchema,
+  coreTables,
+  createLogger,
+  effectiveLogLevel,
+  isMissingTableError,
+  openDatabase,
+  redactUrl,
+  type CoreTables,
+  type Logger,
+} from '@svc/core/internal';
 import { firstLine } from './load-app.js';
 import { CliError } from './errors.js';
 
@@ -69,4 +86,42 @@ export function openAuthDatabase(
   } catch (error) {
     throw new CliError(`cannot open the auth database ${redactUrl(url)}: ${firstLine(error)}`);
   }
+}
+
+/** The auth database of a project with the core tables built from its settings (`svc users`, `permissions`, `groups`). */
+export interface AuthProject {
+  baseDir: string;
+  settings: Settings;
+  db: Database;
+  tables: CoreTables;
+}
+
+/**
+ * Reads `.env`/`svc.yaml` of the project in `--base-dir` (SPEC "Command-line interface"), refusing a missing
+ * secret key like the server (SPEC "Startup rules" 1), opens the auth database and checks that its schema
+ * exists by reading the `probe` table (created first with `auto_create_auth_schema`).
+ */
+export async function openAuthProject(
+  baseDirOption: string | undefined,
+  probe: 'user' | 'permission' = 'user',
+): Promise<AuthProject> {
+  const baseDir = resolveBaseDir(baseDirOption);
+  const settings = loadProjectSettings({ baseDir });
+  const { db, url } = openAuthDatabase(settings, baseDir);
+  const tables = coreTables(settings, db.dialect);
+  try {
+    if (settings.auto_create_auth_schema) {
+      await createAuthSchema(db, buildAuthSchema(settings, db.dialect));
+    }
+    await db.orm.select({ id: tables[probe].id }).from(tables[probe]).limit(1);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    if (isMissingTableError(error)) {
+      throw new CliError(
+        `the auth schema does not exist in ${redactUrl(url)}: run svc migrations upgrade (or svc init)`,
+      );
+    }
+    throw new CliError(`cannot use the auth database ${redactUrl(url)}: ${firstLine(error)}`);
+  }
+  return { baseDir, settings, db, tables };
 }

@@ -1,9 +1,8 @@
-import { createAuthSchema } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { DEFAULT_APP_SPEC, firstLine, loadApp } from '../load-app.js';
-import { loadProjectSettings, openAuthDatabase, resolveBaseDir } from '../project.js';
+import { DEFAULT_APP_SPEC, loadApp } from '../load-app.js';
+import { openAuthProject, resolveBaseDir, type loadProjectSettings } from '../project.js';
 import { closePrompts } from '../prompts.js';
 import { formatTable } from './users.js';
 
@@ -27,30 +26,9 @@ export interface RbacProject {
   store: internal.RbacStore;
 }
 
-/**
- * Reads `.env`/`svc.yaml` of the project (SPEC "Command-line interface"), refusing a missing secret key like the
- * server (SPEC "Startup rules" 1), opens the auth database and checks that its schema exists (as `svc users`).
- */
 async function openRbacProject(baseDirOption: string | undefined): Promise<RbacProject> {
-  const baseDir = resolveBaseDir(baseDirOption);
-  const settings = loadProjectSettings({ baseDir });
-  const { db, url } = openAuthDatabase(settings, baseDir);
-  const tables = internal.coreTables(settings, db.dialect);
-  try {
-    if (settings.auto_create_auth_schema) {
-      await createAuthSchema(db, internal.buildAuthSchema(settings, db.dialect));
-    }
-    await db.orm.select({ id: tables.permission.id }).from(tables.permission).limit(1);
-  } catch (error) {
-    await db.close().catch(() => undefined);
-    if (internal.isMissingTableError(error)) {
-      throw new CliError(
-        `the auth schema does not exist in ${internal.redactUrl(url)}: run svc migrations upgrade (or svc init)`,
-      );
-    }
-    throw new CliError(`cannot use the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
-  }
-  return { baseDir, settings, db, tables, store: internal.createRbacStore(db, tables) };
+  const project = await openAuthProject(baseDirOption, 'permission');
+  return { ...project, store: internal.createRbacStore(project.db, project.tables) };
 }
 
 /** Runs `fn` on the project's auth database and closes it afterwards. */

@@ -1,9 +1,8 @@
-import { createAuthSchema, z } from '@svc/core';
+import { z } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { firstLine } from '../load-app.js';
-import { loadProjectSettings, openAuthDatabase, resolveBaseDir } from '../project.js';
+import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
@@ -29,29 +28,8 @@ interface UserProject {
   close(): Promise<void>;
 }
 
-/**
- * Reads `.env`/`svc.yaml` of the project (SPEC "Command-line interface"), refusing a missing secret key like the
- * server (SPEC "Startup rules" 1), opens the auth database and checks that its schema exists.
- */
 async function openUserProject(baseDirOption: string | undefined): Promise<UserProject> {
-  const baseDir = resolveBaseDir(baseDirOption);
-  const settings = loadProjectSettings({ baseDir });
-  const { db, url } = openAuthDatabase(settings, baseDir);
-  const tables = internal.coreTables(settings, db.dialect);
-  try {
-    if (settings.auto_create_auth_schema) {
-      await createAuthSchema(db, internal.buildAuthSchema(settings, db.dialect));
-    }
-    await db.orm.select({ id: tables.user.id }).from(tables.user).limit(1);
-  } catch (error) {
-    await db.close().catch(() => undefined);
-    if (internal.isMissingTableError(error)) {
-      throw new CliError(
-        `the auth schema does not exist in ${internal.redactUrl(url)}: run svc migrations upgrade (or svc init)`,
-      );
-    }
-    throw new CliError(`cannot use the auth database ${internal.redactUrl(url)}: ${firstLine(error)}`);
-  }
+  const { settings, db, tables } = await openAuthProject(baseDirOption);
   return { settings, db, tables, close: () => db.close() };
 }
 
