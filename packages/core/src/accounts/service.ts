@@ -67,42 +67,44 @@ export function createAccountService(deps: AccountServiceDeps) {
     return { token, expiresAt };
   }
 
+  /** The link mail of each purpose: its link template, lifetime and mail operation (SPEC-2 "Mail and links"). */
+  const LINKS = {
+    password_reset: {
+      url: () => settings.password_reset_url,
+      minutes: () => settings.password_reset_expire_minutes,
+    },
+    email_verify: {
+      url: () => settings.email_verify_url,
+      minutes: () => settings.email_verify_expire_hours * 60,
+    },
+    invitation: { url: () => settings.invitation_url, minutes: () => settings.invitation_expire_hours * 60 },
+  } satisfies Record<AccountTokenPurpose, { url(): string; minutes(): number }>;
+
+  /** Issues a token of `purpose` for the address and mails its link in the user's language. */
+  async function sendLink(purpose: AccountTokenPurpose, userId: string, email: string, invitedBy?: string) {
+    const link = LINKS[purpose];
+    const { token, expiresAt } = await issue(purpose, userId, email, link.minutes());
+    const mail = { userId, email, url: accountLink(settings, link.url(), token), expiresAt };
+    const delivery = ports.get('mail');
+    if (purpose === 'password_reset') delivery.passwordReset({ ...mail, locale: await localeOf(userId) });
+    else if (purpose === 'email_verify')
+      delivery.emailVerification({ ...mail, locale: await localeOf(userId) });
+    // An invited user has chosen no language yet.
+    else
+      delivery.invitation({
+        ...mail,
+        locale: resolveLocale(settings.default_locale),
+        invitedBy: invitedBy ?? '',
+      });
+  }
+
   async function sendReset(email: string): Promise<void> {
     const address = normaliseEmail(email);
     if (!address) return;
     const user = await store.userByEmail(address);
     if (!user || !user.isActive || !user.email) return;
     if (!(await cooledDown('password_reset', user.id))) return;
-    const { token, expiresAt } = await issue(
-      'password_reset',
-      user.id,
-      user.email,
-      settings.password_reset_expire_minutes,
-    );
-    ports.get('mail').passwordReset({
-      userId: user.id,
-      email: user.email,
-      url: accountLink(settings, settings.password_reset_url, token),
-      expiresAt,
-      locale: await localeOf(user.id),
-    });
-  }
-
-  /** Issues a verification token for the user's current address and mails the link. */
-  async function sendVerificationNow(userId: string, email: string): Promise<void> {
-    const { token, expiresAt } = await issue(
-      'email_verify',
-      userId,
-      email,
-      settings.email_verify_expire_hours * 60,
-    );
-    ports.get('mail').emailVerification({
-      userId,
-      email,
-      url: accountLink(settings, settings.email_verify_url, token),
-      expiresAt,
-      locale: await localeOf(userId),
-    });
+    await sendLink('password_reset', user.id, user.email);
   }
 
   /** After registration or an email change: silent on cooldown (the change itself was answered). */
@@ -112,30 +114,13 @@ export function createAccountService(deps: AccountServiceDeps) {
         const user = await store.userById(userId);
         if (!user?.email || !user.isActive || user.emailVerifiedAt) return;
         if (!(await cooledDown('email_verify', userId))) return;
-        await sendVerificationNow(userId, user.email);
+        await sendLink('email_verify', userId, user.email);
       })().catch((error: unknown) =>
         log.error('verification mail failed', {
           user_id: userId,
           error: String((error as Error)?.message ?? error),
         }),
       );
-    });
-  }
-
-  async function sendInvitation(userId: string, email: string, invitedBy: string): Promise<void> {
-    const { token, expiresAt } = await issue(
-      'invitation',
-      userId,
-      email,
-      settings.invitation_expire_hours * 60,
-    );
-    ports.get('mail').invitation({
-      userId,
-      email,
-      url: accountLink(settings, settings.invitation_url, token),
-      expiresAt,
-      locale: resolveLocale(settings.default_locale),
-      invitedBy,
     });
   }
 
@@ -165,7 +150,7 @@ export function createAccountService(deps: AccountServiceDeps) {
         if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
           throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
         }
-        await sendInvitation(existing.id, existing.email ?? email, invitedBy);
+        await sendLink('invitation', existing.id, existing.email ?? email, invitedBy);
         return { created: false, user: existing };
       }
       const username = assertValidUsername(input.username ?? email);
@@ -183,7 +168,7 @@ export function createAccountService(deps: AccountServiceDeps) {
         isStaff: input.isStaff ?? false,
         groupIds,
       });
-      await sendInvitation(user.id, email, invitedBy);
+      await sendLink('invitation', user.id, email, invitedBy);
       return { created: true, user };
     },
 
@@ -222,7 +207,7 @@ export function createAccountService(deps: AccountServiceDeps) {
           headers: { 'Retry-After': String(Math.max(1, left ?? settings.account_mail_cooldown_seconds)) },
         });
       }
-      await sendVerificationNow(userId, user.email);
+      await sendLink('email_verify', userId, user.email);
     },
 
     /**

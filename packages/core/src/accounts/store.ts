@@ -20,33 +20,26 @@ export interface IssuedToken {
 export function createAccountStore(db: Database, tables: AccountTables, core: CoreTables) {
   const { accountToken: t } = tables;
   const { user } = core;
+  /** What the account routes read of a user; `invited`: the invitation is not accepted yet. */
+  const accountFields = {
+    id: user.id,
+    email: user.email,
+    isActive: user.isActive,
+    passwordChangedAt: user.passwordChangedAt,
+    emailVerifiedAt: user.emailVerifiedAt,
+    invited: sql<boolean>`${user.passwordHash} = ${INVITED_PASSWORD_HASH}`,
+  };
   return {
     async userByEmail(email: string) {
       const [row] = await db.orm
-        .select({
-          id: user.id,
-          email: user.email,
-          isActive: user.isActive,
-          passwordChangedAt: user.passwordChangedAt,
-        })
+        .select(accountFields)
         .from(user)
         .where(sameEmail(user.email, email))
         .limit(1);
       return row;
     },
     async userById(id: string) {
-      const [row] = await db.orm
-        .select({
-          id: user.id,
-          email: user.email,
-          isActive: user.isActive,
-          passwordChangedAt: user.passwordChangedAt,
-          emailVerifiedAt: user.emailVerifiedAt,
-          invited: sql<boolean>`${user.passwordHash} = ${INVITED_PASSWORD_HASH}`,
-        })
-        .from(user)
-        .where(eq(user.id, id))
-        .limit(1);
+      const [row] = await db.orm.select(accountFields).from(user).where(eq(user.id, id)).limit(1);
       return row;
     },
     /**
