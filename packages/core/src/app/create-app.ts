@@ -25,7 +25,6 @@ import type { HandlerSettings, Router } from '../kernel/router.js';
 import type { EventsOptions } from '../events/index.js';
 import type { MailOptions } from '../mail/index.js';
 import type { MfaOptions } from '../mfa/index.js';
-import type { RbacOptions } from '../rbac/index.js';
 import type { UserSettingsOptions } from '../user-settings/index.js';
 import { buildAuthSchema } from './auth-schema.js';
 import { coreModules } from './modules.js';
@@ -54,7 +53,7 @@ export interface MigrationTarget {
  * Options of {@link createApp}: the app's own, and those each core module reads (`mfaSender`,
  * `settingsSections`, `events…`), declared by the module (kernel/module.ts `moduleOptions`).
  */
-export interface AppOptions extends MfaOptions, MailOptions, UserSettingsOptions, EventsOptions, RbacOptions {
+export interface AppOptions extends MfaOptions, MailOptions, UserSettingsOptions, EventsOptions {
   /** The project's own migration targets by name (`auth` is the core's). */
   migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */

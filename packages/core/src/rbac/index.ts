@@ -1,14 +1,7 @@
-import { defineModule, moduleOptions } from '../kernel/module.js';
-import type { Router } from '../kernel/router.js';
+import { defineModule } from '../kernel/module.js';
 import { createRbacRouter } from './routes.js';
 import { createRbacService } from './service.js';
 import { createRbacStore } from './store.js';
-
-/** What the rbac module reads of the `createApp` options. */
-export interface RbacOptions {
-  /** The project's routers (their permission codenames appear in the applications listing). @default [] */
-  routers?: Router[];
-}
 
 /**
  * Role-based access control: permissions, groups, their links to users, the `permissions` port
@@ -16,7 +9,6 @@ export interface RbacOptions {
  */
 export const rbacModule = defineModule({
   name: 'permissions', // router name for disable_core_routers
-  options: moduleOptions<RbacOptions>('routers'),
   provides: ['permissions'],
   // The applications listing reads the route table the kernel compiles once every module is set up.
   uses: ['routes'],
