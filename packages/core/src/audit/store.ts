@@ -17,11 +17,7 @@ import {
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import {
-  buildTrigramIndexes,
-  cancelTextIndexBuilds,
-  type TextIndexOptions,
-} from '../kernel/db/text-index.js';
+import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -90,7 +86,6 @@ export function createActivityStore(
   const reads = createLongReads(db);
   /** SQLite: the FTS5 table of the text index; PostgreSQL: whether pg_trgm indexes exist. */
   const searchTable = `${name}_search`;
-  let textIndex: Promise<boolean> | undefined;
 
   // SQLite (docs/performance.md): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
   // entry, where drizzle building a multi-row INSERT (and SQLite compiling it, its text changing with the batch
@@ -159,21 +154,7 @@ export function createActivityStore(
     );
   }
 
-  /**
-   * Starts building the text index when missing. SQLite: awaited before the first search that uses it (and at
-   * start-up). PostgreSQL: in the background; until the GIN indexes exist the same query scans.
-   */
-  function ensureTextIndex(): Promise<boolean> {
-    textIndex ??= createTextIndex().catch((error: unknown) => {
-      textIndex = undefined;
-      if (db.dialect === 'sqlite') throw error;
-      log?.warn('could not build the text index of the activity log: search scans', {
-        error: String((error as Error).message),
-      });
-      return false;
-    });
-    return textIndex;
-  }
+  const textIndex = textIndexOnce(db, 'the activity log', createTextIndex, textIndexOptions, log);
 
   /** Case-sensitive substring test, the same on both dialects (LIKE is case-insensitive on SQLite). */
   function contains(column: SQLWrapper, text: string): SQL {
@@ -256,16 +237,11 @@ export function createActivityStore(
 
   return {
     /** Builds the text index when missing: at start-up (file database: also on first use). */
-    async ensureTextIndex(): Promise<void> {
-      const building = ensureTextIndex();
-      // A plain build (the app creates its own schema) finishes at start-up, before other apps' schema statements.
-      if (db.dialect === 'sqlite' || !textIndexOptions.concurrently) await building;
-    },
+    ensureTextIndex: () => textIndex.start(),
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
-      if (db.dialect === 'pg') await cancelTextIndexBuilds(db);
-      await textIndex?.catch(() => undefined);
+      await textIndex.stop();
       await reads.release();
     },
 
@@ -292,7 +268,7 @@ export function createActivityStore(
      */
     async list(options: ActivityListOptions): Promise<{ rows: StoredActivity[]; total: number }> {
       const indexed =
-        options.filters.search || options.filters.pathContains ? await ensureTextIndex() : false;
+        options.filters.search || options.filters.pathContains ? await textIndex.ensure() : false;
       const ftsReady = indexed && db.dialect === 'sqlite';
       const condition = where(options.filters, ftsReady);
       const keys = sortKeys(options.orderBy);

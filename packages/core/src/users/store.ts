@@ -3,11 +3,7 @@ import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import {
-  buildTrigramIndexes,
-  cancelTextIndexBuilds,
-  type TextIndexOptions,
-} from '../kernel/db/text-index.js';
+import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 
@@ -116,7 +112,6 @@ export function createUserStore(
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
   const reads = createLongReads(db);
   const searchTable = `${name}_search`;
-  let textIndex: Promise<boolean> | undefined;
 
   /**
    * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
@@ -176,18 +171,7 @@ export function createUserStore(
     );
   }
 
-  /** SQLite: awaited before the first search (and at start-up); PostgreSQL: built in the background. */
-  function ensureTextIndex(): Promise<boolean> {
-    textIndex ??= createTextIndex().catch((error: unknown) => {
-      textIndex = undefined;
-      if (db.dialect === 'sqlite') throw error;
-      log?.warn('could not build the text index of the user table: search scans', {
-        error: String((error as Error).message),
-      });
-      return false;
-    });
-    return textIndex;
-  }
+  const textIndex = textIndexOnce(db, 'the user table', createTextIndex, textIndexOptions, log);
 
   /**
    * Case-insensitive substring match on both dialects: lower() LIKE with `%`, `_`, `\` escaped (PostgreSQL: the
@@ -213,16 +197,11 @@ export function createUserStore(
 
   return {
     /** Builds the text index of `search` when missing: at start-up (file database: also on first use). */
-    async ensureTextIndex(): Promise<void> {
-      const building = ensureTextIndex();
-      // A plain build (the app creates its own schema) finishes at start-up, before other apps' schema statements.
-      if (db.dialect === 'sqlite' || !textIndexOptions.concurrently) await building;
-    },
+    ensureTextIndex: () => textIndex.start(),
 
     /** Stops the read worker of a file database (the last holder stops it). */
     async close(): Promise<void> {
-      if (db.dialect === 'pg') await cancelTextIndexBuilds(db);
-      await textIndex?.catch(() => undefined);
+      await textIndex.stop();
       await reads.release();
     },
 
@@ -236,7 +215,7 @@ export function createUserStore(
      * that bound: more match).
      */
     async list(options: UserListOptions): Promise<{ rows: StoredUser[]; total: number }> {
-      const fts = db.dialect === 'sqlite' && options.search?.trim() ? await ensureTextIndex() : false;
+      const fts = db.dialect === 'sqlite' && options.search?.trim() ? await textIndex.ensure() : false;
       const where = searchCondition(options.search, fts);
       const direction = options.descending ? sql`desc` : sql`asc`;
       const bound = Math.max(USER_TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;

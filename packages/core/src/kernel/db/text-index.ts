@@ -122,3 +122,40 @@ async function buildNow(
     connection.release();
   }
 }
+
+/**
+ * A table's text index as its store uses it: built once (and again after a failure), awaited by the first
+ * search that needs it on SQLite; at start-up finished first unless it is a concurrent PostgreSQL build, which
+ * goes on in the background (the same query scans meanwhile); cancelled at shutdown.
+ */
+export function textIndexOnce(
+  db: Database,
+  what: string,
+  create: () => Promise<boolean>,
+  options: TextIndexOptions,
+  log?: Logger,
+) {
+  let building: Promise<boolean> | undefined;
+  const ensure = (): Promise<boolean> => {
+    building ??= create().catch((error: unknown) => {
+      building = undefined;
+      if (db.dialect === 'sqlite') throw error;
+      log?.warn(`could not build the text index of ${what}: search scans`, {
+        error: String((error as Error).message),
+      });
+      return false;
+    });
+    return building;
+  };
+  return {
+    ensure,
+    async start(): Promise<void> {
+      const started = ensure();
+      if (db.dialect === 'sqlite' || !options.concurrently) await started;
+    },
+    async stop(): Promise<void> {
+      if (db.dialect === 'pg') await cancelTextIndexBuilds(db);
+      await building?.catch(() => undefined);
+    },
+  };
+}
