@@ -113,3 +113,21 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/**
+ * The URL a `svc serve` child prints once it listens (`listening on http://…`, on stdout or stderr); rejects
+ * with what it printed when it exits first.
+ */
+export function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
+  return new Promise<string>((resolveUrl, reject) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d;
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match) resolveUrl(match[1]!);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('close', () => reject(new Error(`serve exited: ${text}`)));
+  });
+}

@@ -3,11 +3,17 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join, relative } from 'node:path';
 
 import { createPostgresDatabase, TEST_POSTGRES_URL, reportSkipped } from '@svc/core/testing';
-import { Writable } from 'node:stream';
-import { createLogger, loadSettings, openDatabase, SettingsSchema, verifyPassword } from '@svc/core/internal';
-import { sql } from 'drizzle-orm';
+import { loadSettings, SettingsSchema, verifyPassword } from '@svc/core/internal';
+import { rowsOf } from '../../../../testing/project-db.js';
 import { STARTER_MAIN_TS } from '../templates/project.js';
-import { CLI_DIR, runCli, spawnCli, type CliResult, freePort } from '../../../../testing/cli-process.js';
+import {
+  CLI_DIR,
+  runCli,
+  spawnCli,
+  type CliResult,
+  freePort,
+  listeningUrl,
+} from '../../../../testing/cli-process.js';
 
 // The real CLI (built when fresh, else the sources through tsx: the repository's testing/cli-process.ts).
 const TMP_DIR = join(CLI_DIR, '.tmp-test');
@@ -50,21 +56,6 @@ function dotenvOf(dir: string): Record<string, string> {
       .filter((l) => /^[A-Z_]+=/.test(l))
       .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
-}
-
-/** Rows of a query on a project's database (SQLite file or PostgreSQL). */
-async function rowsOf<T>(url: string, dir: string, query: string): Promise<T[]> {
-  const log = createLogger({
-    level: 'CRITICAL',
-    format: 'text',
-    stream: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
-  const db = openDatabase({ url, settings: SettingsSchema.parse({}), log, baseDir: dir });
-  try {
-    return await db.all<T>(sql.raw(query) as never); // two drizzle-orm installs may differ in type identity
-  } finally {
-    await db.close();
-  }
 }
 
 type UserRow = {
@@ -511,17 +502,7 @@ describe('svc init refusals and options', () => {
         cwd: dir,
       });
       try {
-        const url = await new Promise<string>((resolveUrl, reject) => {
-          let text = '';
-          const onData = (d: Buffer) => {
-            text += d;
-            const match = /listening on (http:\/\/\S+)/.exec(text);
-            if (match) resolveUrl(match[1]!);
-          };
-          child.stdout.on('data', onData);
-          child.stderr.on('data', onData);
-          child.on('close', () => reject(new Error(`serve exited: ${text}`)));
-        });
+        const url = await listeningUrl(child);
         const res = await fetch(`${url}/api/auth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -544,17 +525,7 @@ async function startServe(dir: string): Promise<{ url: string; stop(): Promise<v
     cwd: dir,
   });
   child.stdin.end();
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let text = '';
-    const onData = (d: Buffer) => {
-      text += d;
-      const match = /listening on (http:\/\/\S+)/.exec(text);
-      if (match) resolveUrl(match[1]!);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('close', () => reject(new Error(`serve exited: ${text}`)));
-  });
+  const url = await listeningUrl(child);
   return {
     url,
     async stop() {

@@ -2,11 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { buildAuthSchema, createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
+import { buildAuthSchema, SettingsSchema } from '@svc/core/internal';
 import { createRevision } from '@svc/migrations';
 import { createPostgresDatabase, reportSkipped, TEST_POSTGRES_URL } from '@svc/core/testing';
-import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../../../testing/project-db.js';
 import {
   CLI_DIR,
   REPO_DIR,
@@ -15,6 +14,7 @@ import {
   freePort,
   runCli,
   spawnCli,
+  listeningUrl,
 } from '../../../../testing/cli-process.js';
 
 // docs/deployment.md "From SQLite in development to PostgreSQL in production", followed as written: its shell
@@ -49,21 +49,6 @@ export const app = createApp({
   },
 });
 `;
-
-/** Rows of a query on a database (file or PostgreSQL). */
-async function rowsOf<T>(url: string, dir: string, query: string): Promise<T[]> {
-  const log = createLogger({
-    level: 'CRITICAL',
-    format: 'text',
-    stream: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
-  const db = openDatabase({ url, settings: SettingsSchema.parse({}), log, baseDir: dir });
-  try {
-    return await db.all<T>(sql.raw(query) as never);
-  } finally {
-    await db.close();
-  }
-}
 
 function git(cwd: string, args: string[], env: Record<string, string>): string {
   const result = spawnSync('git', args, { cwd, env, encoding: 'utf8' });
@@ -207,17 +192,7 @@ if (!TEST_POSTGRES_URL) {
         });
         server.stdin.end();
         try {
-          const url = await new Promise<string>((resolveUrl, reject) => {
-            let text = '';
-            const onData = (d: Buffer) => {
-              text += d;
-              const match = /listening on (http:\/\/\S+)/.exec(text);
-              if (match) resolveUrl(match[1]!);
-            };
-            server.stdout.on('data', onData);
-            server.stderr.on('data', onData);
-            server.on('close', () => reject(new Error(`serve exited: ${text}`)));
-          });
+          const url = await listeningUrl(server);
           const login = await fetch(`${url}/api/auth/token`, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },

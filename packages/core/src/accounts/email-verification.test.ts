@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { eventually, startSmtp, type TestSmtp } from '../../../../testing/smtp.js';
+import { eventually, type TestSmtp, startMailApp, stopMailApp } from '../../../../testing/smtp.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
@@ -10,21 +10,15 @@ describeEachDatabase('Email verification by mail', (database) => {
   let core: CoreTables;
 
   beforeAll(async () => {
-    smtp = await startSmtp();
-    app = await startTestApp({
-      database,
-      settings: {
-        smtp_url: smtp.url,
-        public_url: 'https://app.example.com',
-        registration_enabled: true,
-        account_mail_cooldown_seconds: 60,
-      },
-    });
+    ({ app, smtp } = await startMailApp(database, {
+      public_url: 'https://app.example.com',
+      registration_enabled: true,
+      account_mail_cooldown_seconds: 60,
+    }));
     core = app.app.runtime.tables.core;
   });
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    await stopMailApp({ app, smtp });
   });
 
   const mailsTo = (email: string) =>

@@ -1,4 +1,10 @@
-import { eventually, logCapture, startSmtp, type TestSmtp } from '../../../../testing/smtp.js';
+import {
+  eventually,
+  logCapture,
+  type TestSmtp,
+  startMailApp,
+  stopMailApp,
+} from '../../../../testing/smtp.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
 /** SPEC-2 "Built-in account pages": plain HTML forms, no JavaScript, the token never consumed on GET. */
@@ -8,21 +14,14 @@ describeEachDatabase('Account pages', (database) => {
   const log = logCapture();
 
   beforeAll(async () => {
-    smtp = await startSmtp();
-    app = await startTestApp({
+    ({ app, smtp } = await startMailApp(
       database,
-      logStream: log.stream,
-      settings: {
-        smtp_url: smtp.url,
-        public_url: 'https://app.example.com',
-        account_mail_cooldown_seconds: 0,
-        log_level: 'INFO',
-      },
-    });
+      { public_url: 'https://app.example.com', account_mail_cooldown_seconds: 0, log_level: 'INFO' },
+      { logStream: log.stream },
+    ));
   });
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    await stopMailApp({ app, smtp });
   });
 
   async function resetToken(email: string): Promise<string> {

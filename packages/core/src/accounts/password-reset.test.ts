@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
-import { eventually, startSmtp, type TestSmtp } from '../../../../testing/smtp.js';
+import { eventually, startMailApp, stopMailApp, type TestSmtp } from '../../../../testing/smtp.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
+import { describeEachDatabase, type TestApp } from '../testing/index.js';
 import type { AccountTables } from './tables.js';
 
 const NEW_PASSWORD = 'a-brand-new-passphrase';
@@ -17,22 +17,16 @@ describeEachDatabase('Password reset by mail', (database) => {
   let accounts: AccountTables;
 
   beforeAll(async () => {
-    smtp = await startSmtp();
-    app = await startTestApp({
-      database,
-      settings: {
-        smtp_url: smtp.url,
-        public_url: 'https://app.example.com',
-        account_mail_cooldown_seconds: 0,
-        login_max_attempts: 3,
-      },
-    });
+    ({ app, smtp } = await startMailApp(database, {
+      public_url: 'https://app.example.com',
+      account_mail_cooldown_seconds: 0,
+      login_max_attempts: 3,
+    }));
     core = app.app.runtime.tables.core;
     accounts = app.app.runtime.tables.accounts as unknown as AccountTables;
   });
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    await stopMailApp({ app, smtp });
   });
 
   const orm = () => app.app.runtime.authDb.orm;
@@ -192,15 +186,13 @@ describeEachDatabase('Password reset limits', (database) => {
   let smtp: TestSmtp;
   let app: TestApp;
   beforeAll(async () => {
-    smtp = await startSmtp();
-    app = await startTestApp({
-      database,
-      settings: { smtp_url: smtp.url, auth_rate_limit: 3, account_mail_cooldown_seconds: 3600 },
-    });
+    ({ app, smtp } = await startMailApp(database, {
+      auth_rate_limit: 3,
+      account_mail_cooldown_seconds: 3600,
+    }));
   });
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    await stopMailApp({ app, smtp });
   });
 
   it('sends one mail per account and cooldown, and counts requests against auth_rate_limit', async () => {

@@ -1,4 +1,11 @@
-import { eventually, logCapture, startSmtp } from '../../../../testing/smtp.js';
+import {
+  eventually,
+  linkMail,
+  logCapture,
+  startMailApp,
+  startSmtp,
+  stopMailApp,
+} from '../../../../testing/smtp.js';
 import type { MailDelivery } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
@@ -10,23 +17,20 @@ describeEachDatabase('Mail over SMTP (SPEC-2 "Mail and links")', (database) => {
   let app: TestApp;
   const log = logCapture();
   beforeAll(async () => {
-    smtp = await startSmtp();
-    app = await startTestApp({
+    ({ app, smtp } = await startMailApp(
       database,
-      logStream: log.stream,
-      settings: {
-        smtp_url: smtp.url,
+      {
         mail_from: 'svc@example.com',
         mfa_enabled: true,
         app_name: 'Notes',
         log_level: 'INFO',
         log_format: 'json',
       },
-    });
+      { logStream: log.stream },
+    ));
   });
   afterAll(async () => {
-    await app.close();
-    await smtp.close();
+    await stopMailApp({ app, smtp });
   });
 
   it('delivers an MFA email code over SMTP when no mfaSender is given, and the code confirms', async () => {
@@ -106,13 +110,7 @@ describe('Mail without SMTP, with a project mailer, with a failing server', () =
         settings: { log_level: 'INFO', log_format: 'json', debug },
       });
       try {
-        mailOf(app).emailVerification({
-          userId: 'u1',
-          email: 'x@example.com',
-          url: LINK,
-          expiresAt: new Date(Date.now() + 60_000),
-          locale: 'en',
-        });
+        mailOf(app).emailVerification(linkMail({ email: 'x@example.com' }));
         await eventually(() => log.lines.some((line) => line.includes('smtp_url is not set')));
         const warning = log.lines.find((line) => line.includes('smtp_url is not set'));
         if (debug) expect(warning).toContain('secret-token-value');
@@ -178,19 +176,12 @@ describe('Mail without SMTP, with a project mailer, with a failing server', () =
       },
     });
     try {
-      mailOf(app).passwordReset({
-        userId: 'u1',
-        email: 'a@example.com',
-        url: LINK,
-        expiresAt: new Date(Date.now() + 60_000),
-        locale: 'de',
-      });
+      mailOf(app).passwordReset(linkMail({ locale: 'de' }));
       await eventually(() => smtp.messages.length === 1);
       expect(smtp.messages[0]!.subject).toBe('[svc] Neues Passwort wählen');
       expect(smtp.messages[0]!.text?.trim()).toBe(`Go to ${LINK}`);
     } finally {
-      await app.close();
-      await smtp.close();
+      await stopMailApp({ app, smtp });
     }
   });
 
@@ -203,19 +194,12 @@ describe('Mail without SMTP, with a project mailer, with a failing server', () =
       settings: { smtp_url: smtp.url, log_level: 'INFO', log_format: 'json' },
     });
     try {
-      mailOf(app).passwordReset({
-        userId: 'u1',
-        email: 'a@example.com',
-        url: LINK,
-        expiresAt: new Date(Date.now() + 60_000),
-        locale: 'en',
-      });
+      mailOf(app).passwordReset(linkMail());
       await eventually(() => log.lines.some((l) => l.includes('mail delivery failed')));
       expect(log.lines.join('\n')).not.toContain('secret-token-value');
       expect((await app.get('/api/health/live')).status).toBe(200);
     } finally {
-      await app.close();
-      await smtp.close();
+      await stopMailApp({ app, smtp });
     }
   });
 });
