@@ -79,6 +79,22 @@ describeEachDatabase('Invitations', (database) => {
     expect(again.body.detail[0]).toMatchObject({ code: 'user.email_exists', loc: ['body', 'email'] });
   });
 
+  it('accepting after the address was changed logs in and leaves the new address unverified', async () => {
+    const invited = await admin.post('/api/admin/user/invite', {
+      email: 'moved@example.com',
+      username: 'moved',
+    });
+    const token = await linkTo('moved@example.com', 1);
+    const patched = await admin.patch(`/api/admin/user/${invited.body.data.id}`, {
+      email: 'elsewhere@example.com',
+    });
+    expect(patched.status).toBe(200);
+    const accepted = await accept(token);
+    expect(accepted.status).toBe(200);
+    const me = await app.get('/api/auth/user', { token: accepted.body.access_token });
+    expect(me.body.data).toMatchObject({ email: 'elsewhere@example.com', emailVerifiedAt: null });
+  });
+
   it('re-inviting a pending address answers 200 and replaces the earlier link', async () => {
     const first = await admin.post('/api/admin/user/invite', {
       email: 'twice@example.com',

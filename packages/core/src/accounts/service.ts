@@ -143,8 +143,8 @@ export function createAccountService(deps: AccountServiceDeps) {
         groupIds?: number[];
       },
     ) {
-      const email = normaliseEmail(input.email);
-      if (!email) throw new SvcError('request.validation_error', { loc: ['body', 'email'] });
+      // The body schema checked the address; normaliseEmail only trims and lower-cases it.
+      const email = normaliseEmail(input.email) ?? input.email;
       const existing = await store.accountByEmail(email);
       if (existing) {
         if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
@@ -191,8 +191,9 @@ export function createAccountService(deps: AccountServiceDeps) {
           if (!(await store.consume(digest, now()))) throw invalid();
         },
       });
-      const account = await store.accountByEmail(row.email);
-      if (!account || account.id !== user.id) throw invalid();
+      // The account by id: its address may have changed since the invitation (then it stays unverified).
+      const account = await store.accountById(user.id);
+      if (!account) throw invalid();
       return guard.completeLogin(toAuthUser(account));
     },
 

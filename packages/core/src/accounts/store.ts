@@ -71,6 +71,9 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
       const [row] = await db.orm.select().from(user).where(sameEmail(user.email, email)).limit(1);
       return row;
     },
+    async accountById(id: string) {
+      return (await db.orm.select().from(user).where(eq(user.id, id)).limit(1))[0];
+    },
     async usernameTaken(username: string): Promise<boolean> {
       const rows = await db.orm
         .select({ id: user.id })
