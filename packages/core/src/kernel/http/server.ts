@@ -205,7 +205,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       requestContext.run({ requestId }, () => {
         // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
-        const shown = pagePaths.has(req.path) ? req.path : req.originalUrl;
+        const shown = pagePaths.size > 0 && pagePaths.has(req.path) ? req.path : req.originalUrl;
         accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
       });
       if (options.onRequestEnd.length === 0) return;
