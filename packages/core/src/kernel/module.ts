@@ -91,6 +91,11 @@ export interface ModuleInstance {
   onStartup?(): Promise<void> | void;
   /** Graceful shutdown: flush queues, close sockets. */
   onShutdown?(): Promise<void> | void;
+  /**
+   * This module's part of `GET /auth/user/export` (SPEC-2 section 3): top-level key to a function that
+   * returns what the module stores about the user, without secrets (no digests, keys or codes).
+   */
+  accountExport?: Record<string, (userId: string) => Promise<unknown>>;
 }
 
 /**
