@@ -16,6 +16,12 @@ export interface ProtectionOptions {
   permissions?: string[];
   requireStaff?: boolean;
   requireSuperuser?: boolean;
+  /**
+   * False on credential routes (password, email change, MFA, sessions, personal tokens, account deletion):
+   * a personal access token is refused there with 403 `access.token_not_allowed` (SPEC-2 section 4).
+   * @default true
+   */
+  allowPersonalToken?: boolean;
 }
 
 /** Options of one route. */
