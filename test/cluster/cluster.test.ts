@@ -1,0 +1,262 @@
+// Two hosts behind nginx behave as one (docs/deployment.md "Several hosts behind a load balancer"): every request
+// goes through nginx, configured as the page shows; a step meant for one host is sent there by nginx's round
+// robin and checked with the host that answered.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { reportSkipped, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../../packages/core/src/testing/each.js';
+import { closeCodeWithin, eventsUrl, openSocket, type TestSocket } from '../../testing/events.js';
+import { awayFromStepBoundary, totpCode } from '../../testing/mfa.js';
+import { NGINX, startCluster, upstreamOf, type Cluster, type ClusterClient } from './cluster.js';
+import {
+  PASSWORD,
+  accessToken,
+  adminToken,
+  dataOf,
+  expectStatus,
+  freshAddress,
+  grant,
+  nextGoesTo,
+  onHost,
+  register,
+} from './helpers.js';
+
+const RATE_LIMIT = 8;
+const SETUP_MS = 120_000;
+
+const missing = !TEST_POSTGRES_URL
+  ? 'SVC_TEST_POSTGRES_URL is not set'
+  : !TEST_REDIS_URL
+    ? 'SVC_TEST_REDIS_URL is not set'
+    : !existsSync(NGINX)
+      ? `${NGINX} is missing (.ci/run installs Debian's nginx)`
+      : '';
+
+if (missing) {
+  describe('two hosts behind nginx', () => reportSkipped('the cluster suite', missing));
+} else {
+  describe('two hosts behind nginx', () => {
+    let cluster: Cluster;
+    let A: Cluster['hosts'][0];
+    let B: Cluster['hosts'][1];
+    const clients: ClusterClient[] = [];
+    const sockets: TestSocket[] = [];
+    const client = (address = freshAddress()) => {
+      const c = cluster.client(address);
+      clients.push(c);
+      return c;
+    };
+    const socket = async (token: string) => {
+      const ticket = await client().post('/api/core/events/ticket', undefined, { token });
+      expectStatus(ticket, 200);
+      const opened = await openSocket(eventsUrl(cluster.url, { ticket: dataOf(ticket).ticket }));
+      sockets.push(opened);
+      return opened;
+    };
+    /** A socket held on `host`: the ticket request takes the other host's turn, the upgrade this one's. */
+    const socketOn = async (host: Cluster['hosts'][number], token: string) => {
+      await nextGoesTo(cluster, host === A ? B : A);
+      const opened = await socket(token);
+      await opened.waitFor((f) => f.type === 'snapshot');
+      return opened;
+    };
+
+    beforeAll(async () => {
+      cluster = await startCluster({
+        settings: {
+          SVC_CACHE_URL: TEST_REDIS_URL,
+          SVC_CACHE_PREFIX: `svccluster:${randomBytes(5).toString('hex')}:`,
+          SVC_AUTH_RATE_LIMIT: String(RATE_LIMIT),
+        },
+      });
+      [A, B] = cluster.hosts;
+    }, SETUP_MS);
+    afterAll(async () => {
+      await Promise.all(sockets.map((s) => s.close()));
+      for (const c of clients) c.close();
+      await cluster?.close();
+    }, 60_000);
+
+    it('nginx sends requests to both hosts in turn', async () => {
+      const probe = client();
+      const answered = [];
+      for (let i = 0; i < 4; i++) answered.push(upstreamOf(await probe.get('/api/health/ready')));
+      expect(new Set(answered)).toEqual(new Set([A.address, B.address]));
+      expect(answered[0]).not.toBe(answered[1]);
+    });
+
+    it('keeps a refresh chain going while its steps alternate between the hosts', async () => {
+      const user = await register(cluster, 'chain-user');
+      const c = client();
+      const first = await onHost(cluster, A, () =>
+        c.post('/api/auth/token', undefined, { form: { username: user.username, password: PASSWORD } }),
+      );
+      expectStatus(first, 200);
+      let refresh = first.body.refresh_token as string;
+      const spent: string[] = [];
+      for (let step = 0; step < 6; step++) {
+        const host = step % 2 === 0 ? B : A;
+        const res = await onHost(cluster, host, () =>
+          c.post('/api/auth/refresh-token', { refresh_token: refresh }),
+        );
+        expectStatus(res, 200);
+        spent.push(refresh);
+        refresh = res.body.refresh_token as string;
+        const me = await c.get('/api/auth/user', { token: res.body.access_token as string });
+        expectStatus(me, 200);
+      }
+      // A token spent on one host is spent on the other (SPEC "Refresh token and login": reuse is refused).
+      const reuse = await onHost(cluster, B, () =>
+        c.post('/api/auth/refresh-token', { refresh_token: spent[spent.length - 1] }),
+      );
+      expect(reuse.status).toBe(401);
+      // Inside the reuse grace the login survives: the newest token still works, on the other host.
+      const next = await onHost(cluster, A, () =>
+        c.post('/api/auth/refresh-token', { refresh_token: refresh }),
+      );
+      expectStatus(next, 200);
+    });
+
+    it('counts auth_rate_limit per client across hosts, the client address taken from what nginx appends', async () => {
+      const c = client();
+      const statuses: number[] = [];
+      const hosts = new Set<string>();
+      for (let i = 0; i < RATE_LIMIT; i++) {
+        // An address the client wrote itself is ignored: only nginx (BALANCER_ADDRESS) is trusted to set it.
+        const res = await c.post('/api/auth/token', undefined, {
+          form: { username: 'nobody-here', password: 'wrong-password-123' },
+          headers: { 'x-forwarded-for': `198.51.100.${i}` },
+        });
+        statuses.push(res.status);
+        hosts.add(upstreamOf(res));
+      }
+      expect(statuses).toEqual(Array(RATE_LIMIT).fill(401));
+      expect(hosts).toEqual(new Set([A.address, B.address]));
+      for (const host of [A, B]) {
+        const refused = await onHost(cluster, host, () =>
+          c.post('/api/auth/token', undefined, {
+            form: { username: 'nobody-here', password: 'wrong-password-123' },
+          }),
+        );
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      // Another client (another address as nginx sees it) has its own count.
+      const other = await client().post('/api/auth/token', undefined, {
+        form: { username: 'nobody-here', password: 'wrong-password-123' },
+      });
+      expect(other.status).toBe(401);
+    });
+
+    it('locks an account after failures spread over both hosts', async () => {
+      const user = await register(cluster, 'lock-target');
+      const c = client();
+      for (let i = 0; i < 5; i++) {
+        const res = await onHost(cluster, i % 2 === 0 ? A : B, () =>
+          c.post('/api/auth/token', undefined, {
+            form: { username: user.username, password: 'wrong-password-123' },
+          }),
+        );
+        expect(res.status).toBe(401);
+      }
+      // SPEC "Account login lock": the right password is refused on either host while locked.
+      for (const host of [A, B]) {
+        const res = await onHost(cluster, host, () =>
+          client().post('/api/auth/token', undefined, {
+            form: { username: user.username, password: PASSWORD },
+          }),
+        );
+        expect(res.status).toBe(401);
+        expect(res.body.detail[0].code).toBe('auth.invalid_credentials');
+      }
+      const [row] = await cluster.rows<{ locked: boolean }>(
+        `select locked_until > now() as locked from svc_user where username = 'lock-target'`,
+      );
+      expect(row?.locked).toBe(true);
+    });
+
+    it('redeems a ticket issued by one host on the other, once', async () => {
+      const token = await adminToken(cluster);
+      const c = client();
+      const issued = await onHost(cluster, A, () => c.post('/api/core/events/ticket', undefined, { token }));
+      expectStatus(issued, 200);
+      const url = eventsUrl(cluster.url, { ticket: dataOf(issued).ticket });
+      await nextGoesTo(cluster, B);
+      const opened = await openSocket(url);
+      sockets.push(opened);
+      await opened.waitFor((f) => f.type === 'snapshot');
+      // The upgrade took B's turn: the next request goes to A.
+      expect(upstreamOf(await c.get('/api/health/live'))).toBe(A.address);
+      // SPEC "WebSocket ticket": used again, on the host that issued it, it is refused with 4401.
+      await nextGoesTo(cluster, A);
+      const again = await openSocket(url);
+      expect(await closeCodeWithin(again, 5_000)).toBe(4401);
+    });
+
+    it('delivers an event emitted on one host to sockets on both hosts exactly once', async () => {
+      const token = await adminToken(cluster);
+      const onA = await socketOn(A, token);
+      const onB = await socketOn(B, token);
+      const first = await register(cluster, 'event-first');
+      const last = await register(cluster, 'event-last');
+      // Two logins on host A: `login` goes to superusers (SPEC "Event types and audience").
+      for (const user of [first, last]) {
+        const res = await onHost(cluster, A, () =>
+          client().post('/api/auth/token', undefined, {
+            form: { username: user.username, password: PASSWORD },
+          }),
+        );
+        expectStatus(res, 200);
+      }
+      for (const s of [onA, onB]) {
+        // Frames of one publisher arrive in order: once the second is here, a copy of the first would be too.
+        await s.waitFor((f) => f.type === 'login' && f.data.userId === last.id);
+        expect(s.frames.filter((f) => f.type === 'login' && f.data.userId === first.id)).toHaveLength(1);
+        expect(s.frames.filter((f) => f.type === 'login' && f.data.userId === last.id)).toHaveLength(1);
+      }
+    });
+
+    it('refuses on one host a TOTP step already used on the other', async () => {
+      const user = await register(cluster, 'totp-user');
+      const c = client();
+      const token = await accessToken(cluster, user);
+      const setup = await c.post('/api/mfa/totp/setup', undefined, { token });
+      expectStatus(setup, 200);
+      const { secret, backup_codes: backupCodes } = dataOf<{ secret: string; backup_codes: string[] }>(setup);
+      await awayFromStepBoundary();
+      const code = totpCode(secret);
+      // SPEC "MFA enrolment": the code that confirms TOTP counts as used.
+      const confirm = await onHost(cluster, A, () => c.post('/api/mfa/totp/confirm', { code }, { token }));
+      expectStatus(confirm, 200);
+      const challenge = await onHost(cluster, B, () =>
+        c.post('/api/auth/token', undefined, { form: { username: user.username, password: PASSWORD } }),
+      );
+      expect(challenge.body.mfa_required).toBe(true);
+      const replay = await onHost(cluster, B, () =>
+        c.post('/api/mfa/verify', { mfa_token: challenge.body.mfa_token, code }),
+      );
+      expect(replay.status).toBe(401);
+      expect(replay.body.detail[0].code).toBe('mfa.code_invalid');
+      // The challenge itself was good: a backup code completes it on the same host.
+      const backup = await onHost(cluster, B, () =>
+        c.post('/api/mfa/verify', { mfa_token: challenge.body.mfa_token, code: backupCodes[0] }),
+      );
+      expectStatus(backup, 200);
+    });
+
+    it('tells a socket on one host of a permission change made on the other, and closes it when superuser status changes', async () => {
+      const user = await register(cluster, 'promoted-user');
+      const token = await accessToken(cluster, user);
+      const held = await socketOn(B, token);
+      const admin = await adminToken(cluster);
+      const c = client();
+      await grant(cluster, user.id, ['cluster.read']);
+      await held.waitFor((f) => f.type === 'user_permissions_changed' && f.data.userId === user.id);
+      // SPEC "WebSocket connection": superuser status gained through the API closes the socket with 4403.
+      const promote = await onHost(cluster, A, () =>
+        c.patch(`/api/admin/user/${user.id}`, { isSuperuser: true }, { token: admin }),
+      );
+      expectStatus(promote, 200);
+      expect(await closeCodeWithin(held, 5_000)).toBe(4403);
+    });
+  });
+}
