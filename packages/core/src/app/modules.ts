@@ -6,6 +6,7 @@ import { healthModule } from '../health/index.js';
 import { mailModule } from '../mail/index.js';
 import type { SvcModule } from '../kernel/module.js';
 import { mfaModule } from '../mfa/index.js';
+import { personalTokensModule } from '../personal-tokens/index.js';
 import { rbacModule } from '../rbac/index.js';
 import { userSettingsModule } from '../user-settings/index.js';
 import { usersModule } from '../users/index.js';
@@ -23,6 +24,7 @@ export const coreModules: SvcModule[] = [
   mailModule,
   accountsModule,
   mfaModule,
+  personalTokensModule,
   auditModule,
   eventsModule,
 ];

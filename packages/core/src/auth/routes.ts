@@ -37,6 +37,7 @@ export function createAuthRouter(service: AuthService): Router {
     {
       public: true,
       summary: 'Exchange a refresh token',
+      allowPersonalToken: false, // SPEC-2 "Personal access tokens": a credential route
       body: RefreshBody,
       response: TokenOut,
       envelope: 'auth-token',
@@ -46,7 +47,12 @@ export function createAuthRouter(service: AuthService): Router {
 
   auth.post(
     '/logout',
-    { summary: 'Log out (revoke this login, or all logins)', body: LogoutBody, status: 204 },
+    {
+      summary: 'Log out (revoke this login, or all logins)',
+      body: LogoutBody,
+      status: 204,
+      allowPersonalToken: false, // SPEC-2 "Personal access tokens": a credential route
+    },
     async (ctx) => service.logout(ctx.user, ctx.body.refresh_token),
   );
 
@@ -67,7 +73,14 @@ export function createAuthRouter(service: AuthService): Router {
 
   auth.patch(
     '/user',
-    { summary: 'Update the current user', body: UserPatchBody, response: CurrentUserOut },
+    {
+      summary: 'Update the current user',
+      body: UserPatchBody,
+      response: CurrentUserOut,
+      // SPEC-2 "Personal access tokens": the email-change route. The whole route, not only an email change:
+      // a token acts for machines, which have no profile to edit.
+      allowPersonalToken: false,
+    },
     async (ctx) => {
       const row = await service.updateProfile(ctx.user.id, ctx.body);
       return { ...toUserOut(row), permissions: row.permissions };
@@ -76,7 +89,12 @@ export function createAuthRouter(service: AuthService): Router {
 
   auth.post(
     '/user/password',
-    { summary: 'Change the own password', body: PasswordChangeBody, status: 204 },
+    {
+      summary: 'Change the own password',
+      body: PasswordChangeBody,
+      status: 204,
+      allowPersonalToken: false, // SPEC-2 "Personal access tokens": a credential route
+    },
     async (ctx) => service.changePassword(ctx.user.id, ctx.body),
   );
 

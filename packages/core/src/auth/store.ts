@@ -1,5 +1,6 @@
-import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 
@@ -46,7 +47,7 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
  * (token to user, login lookup) are prepared once here.
  */
 export function createAuthStore(db: Database, tables: CoreTables) {
-  const { user, refreshToken, permission, userPermission, groupPermission, userGroup } = tables;
+  const { user, refreshToken } = tables;
   const orm = db.orm;
 
   /**
@@ -62,20 +63,8 @@ export function createAuthStore(db: Database, tables: CoreTables) {
     }
   }
 
-  // Effective permission codenames of the outer user row: direct UNION through groups, aggregated to one
-  // JSON text value so the user and the permissions come back in one round trip on both dialects.
-  const codenames = sql`SELECT ${permission.codename} AS codename FROM ${permission}
-      JOIN ${userPermission} ON ${userPermission.permissionId} = ${permission.id}
-      WHERE ${userPermission.userId} = ${user.id}
-    UNION
-    SELECT ${permission.codename} AS codename FROM ${permission}
-      JOIN ${groupPermission} ON ${groupPermission.permissionId} = ${permission.id}
-      JOIN ${userGroup} ON ${userGroup.groupId} = ${groupPermission.groupId}
-      WHERE ${userGroup.userId} = ${user.id}`;
-  const permissionsJson: SQL<string | null> =
-    db.dialect === 'pg'
-      ? sql`(SELECT json_agg(p.codename ORDER BY p.codename)::text FROM (${codenames}) p)`
-      : sql`(SELECT json_group_array(p.codename) FROM (SELECT codename FROM (${codenames}) ORDER BY codename) p)`;
+  // The user and their permissions in one round trip (kernel/db/effective-permissions.ts).
+  const permissionsJson = effectivePermissionsJson(db.dialect, tables);
 
   const byId = prepare<UserRow[]>(
     orm
@@ -218,8 +207,6 @@ export function createAuthStore(db: Database, tables: CoreTables) {
     createdAt: now,
   });
 
-  const parsePermissions = (json: string | null): string[] => (json ? (JSON.parse(json) as string[]) : []);
-
   return {
     async userById(id: string): Promise<UserRow | undefined> {
       return (await byId.execute({ id }))[0];
@@ -229,11 +216,11 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       const row = (await byIdWithPermissions.execute({ id }))[0];
       if (!row) return undefined;
       const { permissionsJson: json, ...rest } = row;
-      return { ...rest, permissions: parsePermissions(json) };
+      return { ...rest, permissions: parsePermissionsJson(json) };
     },
     async permissionsOf(id: string): Promise<string[]> {
       const row = (await byIdWithPermissions.execute({ id }))[0];
-      return row ? parsePermissions(row.permissionsJson) : [];
+      return row ? parsePermissionsJson(row.permissionsJson) : [];
     },
     async userByUsername(username: string): Promise<UserRow | undefined> {
       return (await byUsername.execute({ username }))[0];

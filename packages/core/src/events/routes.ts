@@ -13,6 +13,9 @@ export function createEventsRouter(tickets: TicketStore): Router {
       description: 'Open `/core/events/ws?ticket=<ticket>` within 30 seconds; a ticket is valid once.',
       response: TicketOut,
       envelope: false, // SPEC "Event routes": not enveloped
+      // docs/sessions-and-tokens.md: a socket acts with the whole account (its audience, the superuser
+      // snapshot) and outlives the request, so a personal token, which may carry less, gets no ticket.
+      allowPersonalToken: false,
     },
     async (ctx): Promise<TicketOut> => {
       return { ticket: await tickets.issue(ctx.user.id), expires_in: TICKET_TTL_SECONDS };

@@ -221,6 +221,26 @@ export interface AccountLinks {
   sendVerification(userId: string): void;
 }
 
+/**
+ * The form of a personal access token (SPEC-2 "Personal access tokens"): `svc_pat_` + 43 base64url characters.
+ * The guard sends a bearer of this form to the `personalTokens` port instead of the JWT authenticator.
+ */
+export const PERSONAL_TOKEN_PREFIX = 'svc_pat_';
+
+/** A request authenticated by a personal access token: its owner, with the token's share of the owner's power. */
+export type PersonalTokenUser = AuthUser & { permissions: string[]; personalTokenId: string };
+
+/** Personal access tokens for the kernel guard (implemented by `personal-tokens`, when `personal_tokens_enabled`). */
+export interface PersonalTokenAuthenticator {
+  /**
+   * The owner of a `svc_pat_` token in one indexed query, with permissions = the owner's effective ∩ the token's,
+   * staff and superuser = owner's ∧ token's (SPEC-2 "Personal access tokens"). An unknown, expired or deleted
+   * token, or one of a deactivated owner, is 401 `auth.token_invalid`, counted on `clientIp`'s `auth_rate_limit`
+   * window like a failed login (then 429 `auth.rate_limited`).
+   */
+  authenticate(token: string, clientIp: string): Promise<PersonalTokenUser>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -235,6 +255,7 @@ export interface Ports {
   routes: RouteTable;
   mail: MailDelivery;
   accounts: AccountLinks;
+  personalTokens: PersonalTokenAuthenticator;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

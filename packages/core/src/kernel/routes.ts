@@ -14,6 +14,11 @@ export interface Requirements {
   permissions: string[];
   requireStaff: boolean;
   requireSuperuser: boolean;
+  /**
+   * A personal access token is accepted (SPEC-2 "Personal access tokens"): false when the router or the route
+   * says `allowPersonalToken: false` (a refusal adds up like the other requirements).
+   */
+  allowPersonalToken: boolean;
 }
 
 /** Router and route protection added up: public from the route else the router, the rest combined. */
@@ -23,6 +28,7 @@ export function combineRequirements(router: ProtectionOptions, route: Protection
     permissions: [...new Set([...(router.permissions ?? []), ...(route.permissions ?? [])])],
     requireStaff: Boolean(router.requireStaff || route.requireStaff),
     requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
+    allowPersonalToken: router.allowPersonalToken !== false && route.allowPersonalToken !== false,
   };
 }
 

@@ -17,7 +17,8 @@ import type { MfaService } from './service.js';
 
 /** The routes of SPEC "Multi-factor routes" (router name `mfa` for `disable_core_routers`). */
 export function createMfaRouter(service: MfaService): Router {
-  const mfa = defineRouter({ prefix: '/mfa', name: 'mfa', tags: ['mfa'] });
+  // SPEC-2 "Personal access tokens": every MFA route is a credential route.
+  const mfa = defineRouter({ prefix: '/mfa', name: 'mfa', tags: ['mfa'], allowPersonalToken: false });
 
   mfa.post(
     '/verify',
@@ -87,6 +88,7 @@ export function createMfaAdminRouter(service: MfaService): Router {
     name: 'mfa-admin',
     tags: ['users'],
     requireSuperuser: true,
+    allowPersonalToken: false, // SPEC-2 "Personal access tokens": an MFA route
   });
   admin.delete(
     '/:user_id/mfa',

@@ -154,6 +154,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     constraint: 'contains {token}',
   },
   password_min_length: { meaning: 'Minimum password length', constraint: 'min 1' },
+  personal_tokens_enabled: {
+    meaning:
+      'Mount the personal access token routes (/auth/tokens, /admin/user/{user_id}/tokens) and accept `svc_pat_` tokens as bearer credentials',
+  },
   port: { meaning: 'Bind port of the server commands', constraint: '1 to 65535' },
   project_name: { meaning: 'Project name shown in the health route and the API documentation' },
   public_url: {

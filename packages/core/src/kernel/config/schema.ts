@@ -113,6 +113,7 @@ const KnownSettingsSchema = z.object({
       message: 'a link template containing {token}',
     }),
   password_min_length: int(1).default(12),
+  personal_tokens_enabled: bool.default(false),
   port: int(1, 65535).default(8000),
   project_name: str.default(''),
   public_url: str.default('').refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), {

@@ -57,10 +57,12 @@ export const ERROR_CODES = {
   'access.staff_required': { status: 403, loc: AUTH_HEADER },
   'access.permissions_missing': { status: 403, loc: AUTH_HEADER }, // params.permissions
   'access.loopback_only': { status: 403, loc: ['header', 'Host'] },
+  'access.token_not_allowed': { status: 403, loc: AUTH_HEADER },
   'mfa.disabled': { status: 403, loc: ['body'] },
   'auth.email_unverified': { status: 403, loc: ['body', 'username'] },
   // 404
   'request.not_found': { status: 404, loc: ['path'] },
+  'access.token_not_found': { status: 404, loc: ['path', 'token_id'] },
   // 405
   'request.method_not_allowed': { status: 405, loc: ['path'] },
   // 409
@@ -78,6 +80,7 @@ export const ERROR_CODES = {
   'user.settings_value_invalid': { status: 422, loc: ['body', 'value'] },
   'user.username_invalid': { status: 422, loc: ['body', 'username'] }, // params.reason, min_length, max_length
   'request.validation_error': { status: 422, loc: ['body'] },
+  'access.permission_not_held': { status: 422, loc: ['body', 'permissions'] }, // params.permissions
   // 429
   'auth.too_many_attempts': { status: 429, loc: ['body'] },
   'mfa.too_many_attempts': { status: 429, loc: ['body'] },

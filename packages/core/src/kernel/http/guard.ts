@@ -1,6 +1,6 @@
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
-import type { AuthUser, PortRegistry } from '../ports.js';
+import { PERSONAL_TOKEN_PREFIX, type AuthUser, type PortRegistry } from '../ports.js';
 import type { Requirements } from '../routes.js';
 
 export { combineRequirements, type Requirements } from '../routes.js';
@@ -21,6 +21,8 @@ export interface GuardInput {
   authorization: string | undefined;
   /** Loopback request without proxy headers (for `swagger_noauth`). */
   localDirect: boolean;
+  /** Client address after the proxy rules (an invalid personal token counts on its rate-limit window). */
+  clientIp: string;
   settings: Settings;
   ports: PortRegistry;
   /**
@@ -39,9 +41,15 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
   if (settings.global_noauth) return null;
   const token = bearerToken(input.authorization);
   const authenticator = ports.find('authenticator');
+  // SPEC-2 "Personal access tokens": a `svc_pat_` bearer goes to its module while `personal_tokens_enabled`
+  // (otherwise the port is absent and the JWT check refuses it). A credential route refuses it before any
+  // lookup, whether the token is valid or not.
+  const personal = token?.startsWith(PERSONAL_TOKEN_PREFIX) ? ports.find('personalTokens') : undefined;
+  if (personal && !requirements.allowPersonalToken) throw new SvcError('access.token_not_allowed');
   if (!needsUser(requirements)) {
-    if (!token || !authenticator) return null;
     // A public route still sees a valid caller; a bad token there is simply no user.
+    if (personal && token) return personal.authenticate(token, input.clientIp).catch(() => null);
+    if (!token || !authenticator) return null;
     return authenticator.authenticate(token).catch(() => null);
   }
   let user: AuthUser | null = null;
@@ -55,6 +63,9 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
         headers: { 'WWW-Authenticate': 'Bearer' },
       });
     }
+  } else if (personal) {
+    // Owner ∩ token, with the owner's permissions, in one indexed query (the same shape as below).
+    user = await personal.authenticate(token, input.clientIp);
   } else {
     if (!authenticator) throw new Error('no authenticator is registered (the auth module is disabled)');
     // docs/performance.md: the permissions come in the same statement as the user (one round trip), so every guarded

@@ -327,6 +327,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
       localDirect: isLocalDirect(req),
+      clientIp: clientAddress(req),
       settings,
       ports,
       onUser: (known) => (res.locals.user = known),

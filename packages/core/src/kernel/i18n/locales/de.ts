@@ -52,6 +52,11 @@ export const de: Record<string, string> = {
   'access.staff_required': 'Mitarbeiter-Status erforderlich.',
   'access.permissions_missing': 'Fehlende Berechtigungen: {permissions}.',
   'access.loopback_only': 'Diese Entwicklungsfunktion antwortet nur lokalen Anfragen ohne Proxy-Header.',
+  'access.token_not_allowed':
+    'Ein persönliches Zugriffstoken ist hier nicht zulässig; melden Sie sich mit Ihrem Passwort an.',
+  'access.token_not_found': 'Persönliches Zugriffstoken nicht gefunden.',
+  'access.permission_not_held':
+    'Einem Token kann nur gegeben werden, was Sie selbst besitzen: {permissions}.',
   'mfa.disabled': 'Mehr-Faktor-Authentifizierung ist auf diesem Server deaktiviert.',
   'request.not_found': 'Nicht gefunden.',
   'request.method_not_allowed': 'Methode nicht erlaubt.',
