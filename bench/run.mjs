@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // docs/performance.md "Benchmark suite": the benchmark suite.
 //
-//   pnpm bench [--quick]          (node bench/run.mjs)
+//   pnpm bench [--quick] [--peer] [--out <file>]     (node bench/run.mjs)
+//
+// --peer adds Better Auth (bench/lib/peer.mjs) beside svc to the file database's run; --out writes the
+// figures to another file than bench/results.json (the CI smoke test, test/bench/quick.test.ts).
 //
 // Starts real `svc serve` processes on a copy of the demo project (file database; also PostgreSQL when
 // SVC_TEST_POSTGRES_URL is set) and, in the same run, the baselines of bench/lib/baselines.mjs. autocannon runs
@@ -17,6 +20,7 @@ import { fileURLToPath, URLSearchParams } from 'node:url';
 import {
   ADMIN,
   READER,
+  call,
   createProject,
   login,
   projectDatabaseUrl,
@@ -24,7 +28,8 @@ import {
   seedReader,
   startServe,
 } from './lib/project.mjs';
-import { fmtInt, fmtMs, fmtPct, median, table } from './lib/stats.mjs';
+import { cpuSecondsOf } from './lib/cpu.mjs';
+import { fmtInt, fmtMs, fmtPct, fmtUs, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
 
@@ -32,11 +37,17 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 /** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
 const data = process.argv.includes('--data');
+/** `--peer`: Better Auth beside svc in the file database's run (docs/performance.md "Beside Better Auth"). */
+const peer = process.argv.includes('--peer');
+const outIndex = process.argv.indexOf('--out');
+const outFile = outIndex > 0 ? process.argv[outIndex + 1] : undefined;
 const DATA_PLAN = quick
   ? { warmup: 2, count: 10, connections: 10, stallSeconds: 5 }
   : { warmup: 3, count: 20, connections: 10, stallSeconds: 10 };
+// Quick mode is the CI smoke test's (it must finish well under a minute on a busy 2-core machine): every
+// scenario runs, its figures are not worth quoting.
 const PLAN = quick
-  ? { warmup: 1, rounds: 3, duration: 2, connections: 10, coldStarts: 2, sockets: 1000, broadcasts: 20 }
+  ? { warmup: 0, rounds: 1, duration: 1, connections: 10, coldStarts: 1, sockets: 200, broadcasts: 5 }
   : { warmup: 2, rounds: 5, duration: 3, connections: 10, coldStarts: 3, sockets: 1000, broadcasts: 20 };
 
 /** docs/performance.md "Targets": the figure is compared with `min` (at least), `max` (at most) or `below` (strictly less). */
@@ -63,7 +74,23 @@ const LABELS = {
   'write-off': 'POST /api/notes/:id/archive, activity log off',
   refresh: 'POST /api/auth/refresh-token (rotation)',
   'user-access-log': 'GET /api/auth/user, log level INFO (access log)',
+  'forgot-known': 'POST /api/auth/password/forgot, known address',
+  'forgot-unknown': 'POST /api/auth/password/forgot, unknown address',
 };
+
+/** Rows whose ratio is read against another row of the same run without being a target. */
+const RELATIVE = { 'user-access-log': 'user', 'forgot-unknown': 'forgot-known' };
+
+/** `--peer`: who-am-I and password login of svc and Better Auth, each pair in the same interleaved run. */
+const PEER_LABELS = {
+  'peer-session': 'Better Auth: GET /api/auth/get-session (session cookie)',
+  'login-one': 'svc: POST /api/auth/token, one user (login_max_attempts raised)',
+  'peer-login': 'Better Auth: POST /api/auth/sign-in/email, one user',
+};
+const PEER_PAIRS = [
+  { svc: 'user', peer: 'peer-session', text: 'who-am-I: GET /api/auth/user against get-session', min: 4 },
+  { svc: 'login-one', peer: 'peer-login', text: 'password login, one user', min: 5 },
+];
 
 // ------------------------------------------------------------------------------------------------ children
 
@@ -96,8 +123,46 @@ async function startBaseline(mode, arg) {
 
 // ------------------------------------------------------------------------------------------------ one database
 
-async function runDatabase(name, databaseUrl) {
-  const log = (m) => console.error(`[bench ${name}] ${m}`);
+/**
+ * Better Auth beside svc (`--peer`): its process on a file database in the project's directory, one user
+ * signed up, and the session cookie its sign-in sets, sent back as a browser would.
+ */
+async function startPeer(dir, user) {
+  const child = fork(join(HERE, 'lib', 'peer.mjs'), [JSON.stringify({ dir, users: [user] })], {
+    stdio: 'inherit',
+  });
+  const { port, base } = await ask(child, undefined, 'Better Auth');
+  const res = await fetch(`${base}/api/auth/sign-in/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ email: user.email, password: user.password }),
+  });
+  if (res.status !== 200) throw new Error(`Better Auth sign-in: ${res.status} ${await res.text()}`);
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return {
+    child,
+    port,
+    base,
+    cookie,
+    stop: () => new Promise((resolve) => (child.once('exit', resolve), child.send('stop'))),
+  };
+}
+
+/** The user of the forgot-password scenario: an account with an address (its mail is only logged). */
+const FORGOT_USER = {
+  username: 'bench-forgot',
+  password: 'bench-forgot-password-1',
+  email: 'bench-forgot@example.com',
+};
+/** The one user whose parallel logins `--peer` compares (svc side; Better Auth signs up the same). */
+const PEER_USER = { username: 'bench-peer', password: 'bench-peer-password-1' };
+
+async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
+  const t0 = Date.now();
+  const log = (m) => console.error(`[bench ${name} ${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
   const project = await createProject({ databaseUrl });
   const env = readFileSync(join(project.dir, '.env'), 'utf8');
   const secret = /^SVC_SECRET_KEY=(.*)$/m.exec(env)[1].trim();
@@ -115,18 +180,22 @@ async function runDatabase(name, databaseUrl) {
     out.rows['cold-start'] = { ms: median(out.coldStarts), samples: out.coldStarts };
     log(`cold start ${out.coldStarts.map((n) => n.toFixed(0)).join(', ')} ms`);
 
-    const on = await startServe(project.dir, { activity_log_enabled: true });
-    stops.push(on.stop);
-    const off = await startServe(project.dir, { activity_log_enabled: false });
-    stops.push(off.stop);
-    const info = await startServe(project.dir, { log_level: 'INFO' });
-    stops.push(info.stop);
+    // The servers start side by side (each is stopped at the end even when another failed to start).
+    const started = await Promise.allSettled([
+      startServe(project.dir, { activity_log_enabled: true }),
+      startServe(project.dir, { activity_log_enabled: false }),
+      startServe(project.dir, { log_level: 'INFO' }),
+    ]);
+    for (const s of started) if (s.status === 'fulfilled') stops.push(s.value.stop);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    const [on, off, info] = started.map((s) => s.value);
     const { noteId } = await seedReader(on.base);
+    await call(on.base, 'POST', '/api/auth/register', { json: FORGOT_USER });
     const reader = await login(on.base, READER);
     const tokens = [reader.access_token];
     // Refresh chains: one per connection, plus what rounds ending with a request in flight lose.
     const seedTokens = [];
-    const chains = PLAN.connections * (PLAN.rounds + 3);
+    const chains = PLAN.connections * (PLAN.rounds + (quick ? 1 : 3));
     for (let i = 0; i < chains; i += 5) {
       const batch = await Promise.all(Array.from({ length: 5 }, () => login(on.base, READER)));
       seedTokens.push(...batch.map((b) => b.refresh_token));
@@ -144,13 +213,40 @@ async function runDatabase(name, databaseUrl) {
     await ask(argon2, undefined, 'argon2');
     stops.push(async () => argon2.kill());
 
+    // --peer: Better Auth, and a svc server whose lock allows one user's parallel logins (SPEC "Account
+    // login lock" counts attempts before the password check).
+    let one;
+    let better;
+    if (withPeer) {
+      one = await startServe(project.dir, { login_max_attempts: 1_000_000 });
+      stops.push(one.stop);
+      await call(one.base, 'POST', '/api/auth/register', { json: PEER_USER });
+      better = await startPeer(project.dir, {
+        email: 'bench-peer@example.com',
+        password: PEER_USER.password,
+        name: PEER_USER.username,
+      });
+      stops.push(better.stop);
+    }
+
     const c = PLAN.connections;
+    const servers = new Map([
+      [bare.port, bare.child.pid],
+      [auth.port, auth.child.pid],
+      [on.port, on.pid],
+      [off.port, off.pid],
+      [info.port, info.pid],
+      ...(one ? [[one.port, one.pid]] : []),
+      ...(better ? [[better.port, better.child.pid]] : []),
+    ]);
     const http = (port, path, extra = {}) => ({
       url: `http://127.0.0.1:${port}${path}`,
       method: 'GET',
       connections: c,
+      pid: servers.get(port),
       ...extra,
     });
+    const json = (body) => ({ method: 'POST', contentType: 'application/json', body: JSON.stringify(body) });
     // Logins of distinct users: parallel logins of ONE user would trip its lock, whose attempts are counted
     // before the password check (SPEC "Account login lock").
     const loginUsers = await seedLoginUsers(on.base, c);
@@ -158,7 +254,7 @@ async function runDatabase(name, databaseUrl) {
     const jobs = {
       'express-bare': http(bare.port, '/bare'),
       'express-auth': http(auth.port, '/me', { tokens }),
-      argon2: { argon2: true },
+      argon2: { argon2: true, pid: argon2.pid },
       login: http(on.port, '/api/auth/token', {
         method: 'POST',
         bodies: forms,
@@ -170,18 +266,48 @@ async function runDatabase(name, databaseUrl) {
       'write-off': http(off.port, `/api/notes/${noteId}/archive`, { method: 'POST', tokens }),
       refresh: http(on.port, '/api/auth/refresh-token', { method: 'POST', chain: 'refresh', seedTokens }),
       'user-access-log': http(info.port, '/api/auth/user', { tokens }),
+      // SPEC-2 "Password reset": 202 at once for any address, the lookup after the answer; the known
+      // address is in its mail cooldown after the first request, as an address asked for repeatedly is.
+      'forgot-known': http(on.port, '/api/auth/password/forgot', json({ email: FORGOT_USER.email })),
+      'forgot-unknown': http(on.port, '/api/auth/password/forgot', json({ email: 'nobody@example.com' })),
     };
+    if (withPeer) {
+      const origin = { origin: better.base };
+      jobs['peer-session'] = http(better.port, '/api/auth/get-session', {
+        headers: { ...origin, cookie: better.cookie },
+      });
+      // Better Auth answers a login in about 0.1 s of CPU: a round of both logins lasts 4 s at least, so that
+      // a quick round has answers to count.
+      jobs['login-one'] = http(one.port, '/api/auth/token', {
+        minSeconds: 4,
+        method: 'POST',
+        contentType: 'application/x-www-form-urlencoded',
+        body: new URLSearchParams(PEER_USER).toString(),
+      });
+      jobs['peer-login'] = http(better.port, '/api/auth/sign-in/email', {
+        ...json({ email: 'bench-peer@example.com', password: PEER_USER.password }),
+        headers: origin,
+        minSeconds: 4,
+      });
+    }
     const run = async (key, seconds) => {
-      const job = jobs[key];
+      const { pid, minSeconds = 0, ...job } = jobs[key];
+      seconds = Math.max(seconds, minSeconds);
+      const cpuBefore = cpuSecondsOf(pid);
       const r = job.argon2
         ? await ask(argon2, { concurrency: c, seconds }, 'argon2')
         : await ask(loader, { ...job, seconds }, 'autocannon');
-      if (job.seedTokens) delete job.seedTokens; // handed over once
+      // Server CPU per request: the process (threads and children included) over the round, divided by the
+      // requests answered in it.
+      r.cpu = (cpuSecondsOf(pid) - cpuBefore) / r.total;
+      if (jobs[key].seedTokens) delete jobs[key].seedTokens; // handed over once
       return r;
     };
     const rounds = Object.fromEntries(Object.keys(jobs).map((k) => [k, []]));
-    log(`warm-up (${PLAN.warmup} s each)`);
-    for (const key of Object.keys(jobs)) await run(key, PLAN.warmup);
+    if (PLAN.warmup > 0) {
+      log(`warm-up (${PLAN.warmup} s each)`);
+      for (const key of Object.keys(jobs)) await run(key, PLAN.warmup);
+    }
     for (let i = 0; i < PLAN.rounds; i++) {
       log(`round ${i + 1}/${PLAN.rounds} (${PLAN.duration} s each)`);
       for (const key of Object.keys(jobs)) rounds[key].push(await run(key, PLAN.duration));
@@ -193,9 +319,17 @@ async function runDatabase(name, databaseUrl) {
         rps: median(list.map((r) => r.rps)),
         p50: median(list.map((r) => r.p50)),
         p99: median(list.map((r) => r.p99)),
+        cpu: median(list.map((r) => r.cpu)),
         total,
         failed,
-        rounds: list.map(({ rps, p50, p99, non2xx, errors }) => ({ rps, p50, p99, non2xx, errors })),
+        rounds: list.map(({ rps, p50, p99, cpu, non2xx, errors }) => ({
+          rps,
+          p50,
+          p99,
+          cpu,
+          non2xx,
+          errors,
+        })),
       };
       // A refresh chain loses one token per request in flight when a round ends; anything else is a failure.
       const allowed = key === 'refresh' ? c * (PLAN.rounds + 1) : 0;
@@ -261,16 +395,19 @@ function print(name, result) {
   const { rows } = result;
   const ratioOf = {};
   for (const t of TARGETS) if (t.of) ratioOf[t.row] = t.of;
-  const lines = [['scenario', 'req/s', 'p50', 'p99', 'ratio to baseline', 'baseline']];
+  const lines = [
+    ['scenario', 'req/s', 'p50', 'p99', 'server CPU / request', 'ratio to baseline', 'baseline'],
+  ];
   for (const key of Object.keys(LABELS)) {
     const r = rows[key];
     if (!r) continue;
-    const base = ratioOf[key] ?? (key === 'user-access-log' ? 'user' : undefined);
+    const base = ratioOf[key] ?? RELATIVE[key];
     lines.push([
       LABELS[key],
       fmtInt(r.rps),
       fmtMs(r.p50),
       fmtMs(r.p99),
+      fmtUs(r.cpu),
       base ? fmtPct(r.rps / rows[base].rps) : '',
       base ? base : '',
     ]);
@@ -283,10 +420,11 @@ function print(name, result) {
       fmtMs(rows.broadcast.p99),
       '',
       '',
+      '',
     ]);
   if (rows['idle-socket'])
-    lines.push(['heap per idle socket', `${rows['idle-socket'].kib.toFixed(1)} KiB`, '', '', '', '']);
-  lines.push(['cold start to /api/health/live', fmtMs(rows['cold-start'].ms), '', '', '', '']);
+    lines.push(['heap per idle socket', `${rows['idle-socket'].kib.toFixed(1)} KiB`, '', '', '', '', '']);
+  lines.push(['cold start to /api/health/live', fmtMs(rows['cold-start'].ms), '', '', '', '', '']);
   console.log(`\n### ${name}\n`);
   console.log(table(lines));
   console.log('');
@@ -297,6 +435,47 @@ function print(name, result) {
     verdict.push([e.target, v, e.met === null ? 'not measured' : e.met ? 'yes' : 'NO']);
   }
   console.log(table(verdict));
+  if (result.peer) printPeer(result);
+}
+
+/** `--peer`: svc's and Better Auth's rows and the ratios of each pair (svc req/s over Better Auth's). */
+function printPeer({ rows, peer }) {
+  const lines = [['scenario', 'req/s', 'p50', 'p99', 'server CPU / request']];
+  for (const key of ['user', 'peer-session', 'login-one', 'peer-login']) {
+    const r = rows[key];
+    lines.push([
+      PEER_LABELS[key] ?? `svc: ${LABELS[key]}`,
+      fmtInt(r.rps),
+      fmtMs(r.p50),
+      fmtMs(r.p99),
+      fmtUs(r.cpu),
+    ]);
+  }
+  console.log(`\n### Beside Better Auth ${peer.version} (file database, better-sqlite3)\n`);
+  console.log(table(lines));
+  console.log('');
+  const verdict = [['svc against Better Auth', 'req/s', 'CPU per request', 'target', 'met']];
+  for (const p of peer.pairs)
+    verdict.push([
+      p.text,
+      `${p.ratio.toFixed(1)}x`,
+      `${p.cpuRatio.toFixed(1)}x`,
+      `>= ${p.min}x`,
+      p.met ? 'yes' : 'NO',
+    ]);
+  console.log(table(verdict));
+}
+
+/** The ratios of PEER_PAIRS: req/s of svc over Better Auth's, and Better Auth's CPU per request over svc's. */
+function evaluatePeer(rows) {
+  const { version } = JSON.parse(
+    readFileSync(join(HERE, 'node_modules', 'better-auth', 'package.json'), 'utf8'),
+  );
+  const pairs = PEER_PAIRS.map((p) => {
+    const ratio = rows[p.svc].rps / rows[p.peer].rps;
+    return { ...p, ratio, cpuRatio: rows[p.peer].cpu / rows[p.svc].cpu, met: ratio >= p.min };
+  });
+  return { version, pairs };
 }
 
 function printData(name, result) {
@@ -343,7 +522,7 @@ function printData(name, result) {
 const started = Date.now();
 const report = {
   date: new Date().toISOString(),
-  mode: `${quick ? 'quick' : 'full'}${data ? ' data' : ''}`,
+  mode: `${quick ? 'quick' : 'full'}${data ? ' data' : ''}${peer ? ' peer' : ''}`,
   plan: data ? DATA_PLAN : PLAN,
   machine: {
     node: process.version,
@@ -376,8 +555,10 @@ try {
         }
         continue;
       }
-      const result = await runDatabase(name, dbUrl);
+      const withPeer = peer && dbUrl === undefined;
+      const result = await runDatabase(name, dbUrl, { withPeer });
       result.targets = evaluate(result.rows);
+      if (withPeer) result.peer = evaluatePeer(result.rows);
       report.databases[name] = result;
     } catch (error) {
       // One database failing (PostgreSQL unreachable, say) still reports the others.
@@ -404,6 +585,6 @@ for (const [name, result] of Object.entries(report.databases)) {
   else if (data) printData(name, result);
   else print(name, result);
 }
-const file = join(HERE, data ? 'results-data.json' : 'results.json');
+const file = outFile ?? join(HERE, data ? 'results-data.json' : 'results.json');
 writeFileSync(`${file}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
 renameSync(`${file}.tmp`, file);

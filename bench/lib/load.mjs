@@ -2,7 +2,8 @@
 // docs/performance.md "Benchmark suite": the load generator, in its own process (forked by bench/lib/http.mjs) so that autocannon's work is
 // never counted on the server's event loop. It runs one job at a time and sends its figures back.
 //
-// A job: { url, method, connections, seconds, body?, contentType?, tokens?, chain? }
+// A job: { url, method, connections, seconds, body?, bodies?, contentType?, headers?, tokens?, chain? }
+//   headers: extra request headers (a cookie, the `Origin` a browser sends);
 //   bodies: request bodies, one per request in rotation;
 //   tokens: bearer tokens, one per request in rotation (`Authorization: Bearer …`);
 //   chain:  'refresh': each request spends a refresh token and keeps the rotated one from the response for a
@@ -35,7 +36,7 @@ function requestsOf(job) {
       },
     ];
   }
-  const headers = job.contentType ? { 'content-type': job.contentType } : {};
+  const headers = { ...job.headers, ...(job.contentType ? { 'content-type': job.contentType } : {}) };
   if (job.bodies) {
     // one body per request in rotation (logins of distinct users)
     return [

@@ -31,3 +31,7 @@ export function table(rows) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Microseconds from seconds, whole (CPU time per request). */
+export const fmtUs = (seconds) =>
+  Number.isFinite(seconds) ? `${Math.round(seconds * 1e6).toLocaleString('en-US')} µs` : '-';

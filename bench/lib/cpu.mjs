@@ -1,0 +1,54 @@
+// docs/performance.md "Benchmark suite": CPU time of a server process (and its children: cluster workers, the
+// Argon2 and libuv threads are counted in their process) read from /proc, before and after a load round. On a
+// machine shared with other work, the CPU a request costs the server moves far less than its req/s.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** Clock ticks a second (`getconf CLK_TCK`, 100 on Linux). */
+const TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime and ppid of one process from /proc/<pid>/stat, or null when it is gone (or not Linux). */
+function statOf(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: split after its closing one.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds used so far by `pid` and its descendants; NaN where /proc cannot be read. */
+export function cpuSecondsOf(pid) {
+  const root = statOf(pid);
+  if (!root) return NaN;
+  let ticks = root.ticks;
+  const children = new Map();
+  let entries = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return ticks / TICKS;
+  }
+  for (const name of entries) {
+    const s = statOf(name);
+    if (!s) continue;
+    if (!children.has(s.ppid)) children.set(s.ppid, []);
+    children.get(s.ppid).push({ pid: Number(name), ticks: s.ticks });
+  }
+  const queue = [pid];
+  while (queue.length) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      ticks += child.ticks;
+      queue.push(child.pid);
+    }
+  }
+  return ticks / TICKS;
+}
