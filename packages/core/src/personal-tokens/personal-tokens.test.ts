@@ -309,6 +309,17 @@ describeEachDatabase('Personal access tokens', (database) => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail[0]).toMatchObject({ code: 'user.not_found', loc: ['path', 'user_id'] });
   });
+
+  it('documents the routes with their request and response schemas in /openapi-core.json', async () => {
+    const doc = (await app.get('/openapi-core.json')).body;
+    const create = doc.paths['/api/auth/tokens'].post;
+    expect(create.requestBody).toBeDefined();
+    expect(create.responses['201']).toBeDefined();
+    expect(doc.paths['/api/auth/tokens'].get.responses['200']).toBeDefined();
+    expect(doc.paths['/api/auth/tokens/{token_id}'].delete).toBeDefined();
+    expect(doc.paths['/api/admin/user/{user_id}/tokens'].get).toBeDefined();
+    expect(doc.paths['/api/admin/user/{user_id}/tokens/{token_id}'].delete).toBeDefined();
+  });
 });
 
 /** SPEC "Limits": an invalid token counts on the address's `auth_rate_limit` window like a failed login. */
