@@ -1,0 +1,354 @@
+import { and, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
+import type { Database } from '../kernel/db/database.js';
+import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import { sameEmail } from '../kernel/identity.js';
+
+/** A user row as stored (with the internal attributes of SPEC "User"). */
+export type UserRow = CoreTables['user']['$inferSelect'];
+export type RefreshRow = CoreTables['refreshToken']['$inferSelect'];
+/** A new refresh record (SPEC "Refresh token and login"). */
+export interface NewRefresh {
+  jti: string;
+  family: string;
+  userId: string;
+  expiresAt: Date;
+}
+export type UserUpdate = Partial<Omit<CoreTables['user']['$inferInsert'], 'id'>>;
+
+interface Prepared<T> {
+  execute(values?: Record<string, unknown>): PromiseLike<T> | T;
+}
+
+/**
+ * A timestamp parameter of a hand-written PostgreSQL statement: drizzle hands postgres-js dates as text (its
+ * own columns encode them), so a raw `Date` would not serialise.
+ */
+const pgTime = (date: Date) => sql`${date.toISOString()}::timestamptz`;
+
+/** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
+const col = (column: { name: string }) => sql.identifier(column.name);
+
+/**
+ * Runs a prepared SQLite statement synchronously (better-sqlite3), so that several of them inside one
+ * transaction leave no await between them where another request's statement could run.
+ */
+function runSync<T>(statement: Prepared<unknown>, values: Record<string, unknown>): T {
+  return (statement as unknown as { all(values: Record<string, unknown>): T }).all(values);
+}
+
+/** drizzle names prepared statements on PostgreSQL and ignores the name on SQLite. */
+function prepare<T>(query: unknown, name: string): Prepared<T> {
+  return (query as { prepare(name: string): Prepared<T> }).prepare(name);
+}
+
+/**
+ * Every query of the auth feature (STYLE "A feature is one folder": no SQL elsewhere). Hot statements
+ * (token to user, login lookup) are prepared once here.
+ */
+export function createAuthStore(db: Database, tables: CoreTables) {
+  const { user, refreshToken } = tables;
+  const orm = db.orm;
+
+  /**
+   * Deletes refresh records and, on PostgreSQL, repeats until a pass finds none: a DELETE that waited for a
+   * concurrent rotation's row lock does not see the successor that rotation committed meanwhile (READ
+   * COMMITTED takes the snapshot at the statement's start), the next pass does. On SQLite one pass suffices
+   * (writes are serialised).
+   */
+  async function deleteUntilGone(pass: () => PromiseLike<unknown[]>): Promise<void> {
+    for (let i = 0; i < 5; i += 1) {
+      const deleted = await pass();
+      if (db.dialect !== 'pg' || deleted.length === 0) return;
+    }
+  }
+
+  // The user and their permissions in one round trip (kernel/db/effective-permissions.ts).
+  const permissionsJson = effectivePermissionsJson(db.dialect, tables);
+
+  const byId = prepare<UserRow[]>(
+    orm
+      .select()
+      .from(user)
+      .where(eq(user.id, sql.placeholder('id'))),
+    'svc_auth_user_by_id',
+  );
+  const byIdWithPermissions = prepare<(UserRow & { permissionsJson: string | null })[]>(
+    orm
+      .select({ ...getTableColumns(user), permissionsJson })
+      .from(user)
+      .where(eq(user.id, sql.placeholder('id'))),
+    'svc_auth_user_by_id_perms',
+  );
+  const byUsername = prepare<UserRow[]>(
+    orm
+      .select()
+      .from(user)
+      .where(eq(user.username, sql.placeholder('username'))),
+    'svc_auth_user_by_username',
+  );
+
+  // Refresh rotation (docs/performance.md): built and prepared once; the values arrive as placeholders, which drizzle
+  // encodes through the column (timestamps per dialect). `createdAt` is passed, not left to the column's
+  // `$defaultFn`, which a prepared statement would evaluate once, at prepare time.
+  const spendStatement = prepare<RefreshRow[]>(
+    orm
+      .update(refreshToken)
+      .set({ spentAt: sql.placeholder('now') as unknown as Date })
+      .where(and(eq(refreshToken.jti, sql.placeholder('jti')), isNull(refreshToken.spentAt)))
+      .returning(),
+    'svc_auth_refresh_spend',
+  );
+  const insertRefreshStatement = prepare<unknown>(
+    orm
+      .insert(refreshToken)
+      .values({
+        jti: sql.placeholder('jti'),
+        family: sql.placeholder('family'),
+        userId: sql.placeholder('userId'),
+        expiresAt: sql.placeholder('expiresAt'),
+        createdAt: sql.placeholder('createdAt'),
+      })
+      .returning({ jti: refreshToken.jti }),
+    'svc_auth_refresh_insert',
+  );
+  const refreshByJtiStatement = prepare<RefreshRow[]>(
+    orm
+      .select()
+      .from(refreshToken)
+      .where(eq(refreshToken.jti, sql.placeholder('jti')))
+      .limit(1),
+    'svc_auth_refresh_by_jti',
+  );
+  // The writes of every login (docs/performance.md): counted attempt, reset, housekeeping and the login record, built and
+  // prepared once like the statements above. A Date placeholder outside `set()` is wrapped in its column's
+  // encoder (`sql.param`), as drizzle does for literal values.
+  const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
+  const unlockedAt = or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil)));
+  // SPEC "Account login lock": one slot taken atomically before the check, only while unlocked and below
+  // the limit (login-attempts.ts).
+  const reserveStatement = prepare<{ count: number }[]>(
+    orm
+      .update(user)
+      .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
+      .where(
+        and(
+          eq(user.id, sql.placeholder('id')),
+          sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
+          unlockedAt,
+        ),
+      )
+      .returning({ count: user.failedLoginCount }),
+    'svc_auth_reserve_attempt',
+  );
+  const lockIfFullStatement = prepare<{ id: string }[]>(
+    orm
+      .update(user)
+      .set({ failedLoginCount: 0, lockedUntil: sql.placeholder('lockUntil') as unknown as Date })
+      .where(
+        and(
+          eq(user.id, sql.placeholder('id')),
+          sql`${user.failedLoginCount} >= ${sql.placeholder('max')}`,
+          unlockedAt,
+        ),
+      )
+      .returning({ id: user.id }),
+    'svc_auth_lock_if_full',
+  );
+  const liftLaterLock = sql`CASE WHEN ${user.lockedUntil} > ${dateParam('liftAfter', user.lockedUntil)} THEN NULL ELSE ${user.lockedUntil} END`;
+  const releaseStatement = prepare<unknown>(
+    orm
+      .update(user)
+      .set({
+        failedLoginCount: sql`CASE WHEN ${user.failedLoginCount} > 0 THEN ${user.failedLoginCount} - 1 ELSE 0 END`,
+        lockedUntil: liftLaterLock,
+      })
+      .where(eq(user.id, sql.placeholder('id')))
+      .returning({ id: user.id }),
+    'svc_auth_release_attempt',
+  );
+  const deleteExpiredStatement = prepare<unknown>(
+    orm
+      .delete(refreshToken)
+      .where(
+        and(
+          eq(refreshToken.userId, sql.placeholder('userId')),
+          lte(refreshToken.expiresAt, dateParam('now', refreshToken.expiresAt)),
+        ),
+      )
+      .returning({ jti: refreshToken.jti }),
+    'svc_auth_refresh_delete_expired',
+  );
+  // A completed login (SPEC "Account login lock": counter reset) only while the password is still the one
+  // verified and the user still active (SPEC "Authentication" 8: a login racing a password change or a
+  // deactivation must not outlive it).
+  const loginWhere = and(
+    eq(user.id, sql.placeholder('id')),
+    eq(user.passwordHash, sql.placeholder('hash')),
+    eq(user.isActive, true),
+  );
+  const recordLoginStatement = prepare<{ id: string }[]>(
+    orm
+      .update(user)
+      .set({
+        lastLoginAt: sql.placeholder('at') as unknown as Date,
+        failedLoginCount: 0,
+        lockedUntil: liftLaterLock,
+      })
+      .where(loginWhere)
+      .returning({ id: user.id }),
+    'svc_auth_record_login',
+  );
+  const refreshValues = (values: NewRefresh, now = new Date()) => ({
+    jti: values.jti,
+    family: values.family,
+    userId: values.userId,
+    expiresAt: values.expiresAt,
+    createdAt: now,
+  });
+
+  return {
+    async userById(id: string): Promise<UserRow | undefined> {
+      return (await byId.execute({ id }))[0];
+    },
+    /** The user and their effective permission codenames, in one query. */
+    async userWithPermissions(id: string): Promise<(UserRow & { permissions: string[] }) | undefined> {
+      const row = (await byIdWithPermissions.execute({ id }))[0];
+      if (!row) return undefined;
+      const { permissionsJson: json, ...rest } = row;
+      return { ...rest, permissions: parsePermissionsJson(json) };
+    },
+    async permissionsOf(id: string): Promise<string[]> {
+      const row = (await byIdWithPermissions.execute({ id }))[0];
+      return row ? parsePermissionsJson(row.permissionsJson) : [];
+    },
+    async userByUsername(username: string): Promise<UserRow | undefined> {
+      return (await byUsername.execute({ username }))[0];
+    },
+    async userByEmail(email: string): Promise<UserRow | undefined> {
+      return (await orm.select().from(user).where(sameEmail(user.email, email)).limit(1))[0];
+    },
+    async firstSuperuser(): Promise<UserRow | undefined> {
+      const rows = await orm
+        .select()
+        .from(user)
+        .where(and(eq(user.isSuperuser, true), eq(user.isActive, true)))
+        .orderBy(user.createdAt)
+        .limit(1);
+      return rows[0];
+    },
+    async insertUser(values: CoreTables['user']['$inferInsert']): Promise<UserRow> {
+      const [row] = await orm.insert(user).values(values).returning();
+      return row!;
+    },
+    /** Replaces the hash only while it is still `current` (a re-hash must never undo a password change). */
+    async replaceHash(id: string, current: string, next: string): Promise<boolean> {
+      const rows = await orm
+        .update(user)
+        .set({ passwordHash: next })
+        .where(and(eq(user.id, id), eq(user.passwordHash, current)))
+        .returning({ id: user.id });
+      return rows.length > 0;
+    },
+    async updateUser(id: string, values: UserUpdate): Promise<UserRow | undefined> {
+      const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
+      return row;
+    },
+
+    /** Takes one slot on the lockout counter; false when locked, full or gone (login-attempts.ts). */
+    async reserveAttempt(id: string, max: number, now: Date): Promise<boolean> {
+      return (await reserveStatement.execute({ id, max, now })).length > 0;
+    },
+    /** Locks until `lockUntil` (counter reset) when the counter has reached `max`; true when it did. */
+    async lockIfFull(id: string, max: number, now: Date, lockUntil: Date): Promise<boolean> {
+      return (await lockIfFullStatement.execute({ id, max, now, lockUntil })).length > 0;
+    },
+    /** Gives one slot back and lifts a lock ending after `liftAfter` (set while the attempt was in flight). */
+    async releaseAttempt(id: string, liftAfter: Date): Promise<void> {
+      await releaseStatement.execute({ id, liftAfter });
+    },
+
+    /**
+     * The rotation swap (SPEC "Refresh token and login"): spends `jti` of `family` and stores its successor
+     * `next`, atomically, so of two concurrent refreshes with the same token exactly one wins, and a
+     * revocation (logout, password change, reuse) never lands between spend and successor: on PostgreSQL one
+     * statement, on SQLite one transaction run without yielding. False: nothing was spent.
+     */
+    async rotateRefresh(jti: string, userId: string, now: Date, next: NewRefresh): Promise<boolean> {
+      if (db.dialect === 'pg') {
+        const rows = await db.all(sql`WITH spent AS (
+            UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
+            WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
+              AND ${refreshToken.userId} = ${userId} AND ${refreshToken.family} = ${next.family}
+            RETURNING ${refreshToken.jti}
+          )
+          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+          SELECT ${next.jti}, ${next.family}, ${next.userId}, ${pgTime(next.expiresAt)}, ${pgTime(now)} FROM spent
+          RETURNING ${col(refreshToken.jti)}`);
+        return rows.length > 0;
+      }
+      return db.transaction(async () => {
+        const spent = runSync<RefreshRow[]>(spendStatement, { jti, now });
+        const row = spent[0];
+        if (!row || row.userId !== userId || row.family !== next.family) return false;
+        runSync(insertRefreshStatement, refreshValues(next, now));
+        return true;
+      });
+    },
+    async refreshByJti(jti: string): Promise<RefreshRow | undefined> {
+      return (await refreshByJtiStatement.execute({ jti }))[0];
+    },
+    async deleteFamily(family: string): Promise<void> {
+      await deleteUntilGone(() =>
+        orm.delete(refreshToken).where(eq(refreshToken.family, family)).returning({ jti: refreshToken.jti }),
+      );
+    },
+    async deleteRefreshOf(userId: string): Promise<void> {
+      await deleteUntilGone(() =>
+        orm.delete(refreshToken).where(eq(refreshToken.userId, userId)).returning({ jti: refreshToken.jti }),
+      );
+    },
+    /**
+     * The writes of a completed login, only while the password is still `passwordHash` and the user active
+     * (false otherwise, and nothing is written): the login is recorded, the lockout counter reset (SPEC
+     * "Account login lock") and a lock ending after `liftAfter` lifted (set while this login was in flight,
+     * it counted this login's slot); the user's expired refresh records go (housekeeping) and the new one is
+     * stored. One statement on PostgreSQL; one transaction run without yielding on SQLite. A password change
+     * that lands after it deletes the new record (SPEC "Authentication" 8); one that lands before refuses it.
+     */
+    async completeLogin(
+      userId: string,
+      at: Date,
+      refresh: NewRefresh,
+      condition: { passwordHash: string; liftAfter: Date },
+    ): Promise<boolean> {
+      const { passwordHash: hash, liftAfter } = condition;
+      if (db.dialect === 'pg') {
+        const rows = await db.all(sql`WITH done AS (
+            UPDATE ${user} SET ${col(user.lastLoginAt)} = ${pgTime(at)}, ${col(user.failedLoginCount)} = 0,
+              ${col(user.lockedUntil)} = CASE WHEN ${user.lockedUntil} > ${pgTime(liftAfter)} THEN NULL ELSE ${user.lockedUntil} END
+            WHERE ${user.id} = ${userId} AND ${user.passwordHash} = ${hash} AND ${user.isActive} = true
+            RETURNING ${user.id}
+          ), expired AS (
+            DELETE FROM ${refreshToken}
+            WHERE ${refreshToken.userId} IN (SELECT id FROM done) AND ${refreshToken.expiresAt} <= ${pgTime(at)}
+          )
+          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+          SELECT ${refresh.jti}, ${refresh.family}, done.id, ${pgTime(refresh.expiresAt)}, ${pgTime(at)} FROM done
+          RETURNING ${col(refreshToken.jti)}`);
+        return rows.length > 0;
+      }
+      return db.transaction(async () => {
+        const done = runSync<unknown[]>(recordLoginStatement, { id: userId, at, hash, liftAfter });
+        if (done.length === 0) return false;
+        runSync(deleteExpiredStatement, { userId, now: at });
+        runSync(insertRefreshStatement, refreshValues(refresh, at));
+        return true;
+      });
+    },
+  };
+}
+
+export type AuthStore = ReturnType<typeof createAuthStore>;
