@@ -18,6 +18,7 @@ const config: Config = {
     '^@svc/core/internal$': '<rootDir>/packages/core/src/internal.ts',
     '^@svc/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',
     '^@svc/migrations$': '<rootDir>/packages/migrations/src/index.ts',
+    '^@svc/client$': '<rootDir>/packages/client/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],

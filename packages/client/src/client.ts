@@ -1,0 +1,265 @@
+import createFetchClient, { type Client as FetchClient } from 'openapi-fetch';
+import { apiErrorOf, SvcApiError } from './errors.js';
+import { subscribeEvents, type EventsOptions, type EventsSubscription } from './events.js';
+import { getAssertion } from './passkey.js';
+import { browserStorage, globalWebSocket, inBrowser, type WebSocketConstructor } from './platform.js';
+import { createRefresher, type SignedOutReason } from './refresh.js';
+import type { paths } from './schema.js';
+import { expiresAt, localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
+
+/** The current user as `GET /auth/user` returns it (SPEC "User"), with `permissions`. */
+export type SvcUser = paths['/api/auth/user']['get']['responses'][200]['content']['application/json']['data'];
+
+export interface ClientOptions {
+  /** The server's origin (and any path it is mounted under), without `/api`: `https://app.example.com`. */
+  baseUrl: string;
+  /**
+   * Where the token pair lives. @default `localTokenStorage()` in a browser (shared by the origin's tabs),
+   * `memoryStorage()` elsewhere
+   */
+  storage?: TokenStorage;
+  /** The fetch every request goes through. @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** The WebSocket of the event stream; on Node 20 pass `WebSocket` from the `ws` package. @default globalThis.WebSocket */
+  WebSocket?: WebSocketConstructor;
+  /**
+   * Coordinate refreshes with the other tabs of the origin (Web Locks and a BroadcastChannel).
+   * @default true in a browser, false elsewhere (Node: one refresh at a time per client)
+   */
+  crossTab?: boolean;
+  /** How long a refused reuse waits for the pair another tab got: the server's `refresh_reuse_grace_seconds`. @default 10000 */
+  refreshGraceMs?: number;
+}
+
+/** The answer of `login`: signed in, or a second step to complete (SPEC "Authentication" 5). */
+export type LoginResult = { status: 'signed-in' } | MfaStep;
+
+/** A pending login that needs a second factor: a code (TOTP, email, SMS, backup) or, where enrolled, a passkey. */
+export interface MfaStep {
+  status: 'mfa-required';
+  /** Completes the login with a TOTP, email or SMS code or a backup code (`POST /mfa/verify`). */
+  verifyMfa(code: string): Promise<{ status: 'signed-in' }>;
+  /** Completes it with a passkey (`POST /mfa/webauthn/options`, then `POST /mfa/verify`), SPEC-2 section 6. */
+  verifyWithPasskey(): Promise<{ status: 'signed-in' }>;
+}
+
+/** A client of one svc server. */
+export interface SvcClient {
+  /** Password login (`POST /auth/token`); throws `SvcApiError` `auth.invalid_credentials` and the like. */
+  login(username: string, password: string): Promise<LoginResult>;
+  /** Passkey login (SPEC-2 section 6): options, the browser's prompt, then the token pair. */
+  loginWithPasskey(options?: { username?: string; signal?: AbortSignal }): Promise<{ status: 'signed-in' }>;
+  /** Ends this login on the server (`POST /auth/logout` with its refresh token) and forgets it in every tab. */
+  logout(): Promise<void>;
+  /** `GET /auth/user`: the signed-in user with permissions. */
+  user(): Promise<SvcUser>;
+  /**
+   * A request to `baseUrl + path` with the bearer token; on a 401 for an expired access token, one refresh
+   * (shared with every concurrent caller and tab) and one retry. Returns the Response as is.
+   */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Typed calls of every core route (openapi-fetch over the server's OpenAPI document), through `fetch`. */
+  readonly api: FetchClient<paths>;
+  /** The event stream (SPEC "Events"): ticket, connect, reconnect; see {@link EventsOptions}. */
+  events(options: EventsOptions): EventsSubscription;
+  /** Whether a token pair is stored (it may still be refused by the server). */
+  isSignedIn(): Promise<boolean>;
+  /** Called when the login ends: logout here or in another tab, a refused refresh, a revoked login. */
+  onSignedOut(listener: (reason: SignedOutReason) => void): () => void;
+  /** Stops listening to the other tabs. */
+  close(): void;
+}
+
+/** 401 codes that say the login itself is over: refreshing cannot help (SPEC "Authentication" 3, SPEC-2 4). */
+const LOGIN_OVER = new Set(['auth.token_revoked', 'auth.session_revoked', 'user.not_found']);
+
+/** Token routes answer bare unless `wrap_auth_token_response` (SPEC "Response envelope"); other JSON is wrapped. */
+function unwrap<T>(body: unknown): T {
+  if (body && typeof body === 'object' && 'success' in body && 'data' in body)
+    return (body as { data: T }).data;
+  return body as T;
+}
+
+/**
+ * Creates a client of the svc server at `baseUrl`.
+ * @example
+ * const client = createClient({ baseUrl: 'https://app.example.com' });
+ * const step = await client.login('alice', password);
+ * if (step.status === 'mfa-required') await step.verifyMfa(prompt('Code?')!);
+ * const me = await client.user();
+ */
+export function createClient(options: ClientOptions): SvcClient {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  // Late-bound: a page or test may replace globalThis.fetch after the client is made.
+  const send: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+  const storage =
+    options.storage ?? (inBrowser() && browserStorage() ? localTokenStorage() : memoryStorage());
+  const crossTab = options.crossTab ?? inBrowser();
+  const listeners = new Set<(reason: SignedOutReason) => void>();
+
+  async function post(path: string, body: unknown, init: { form?: boolean; token?: string } = {}) {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (init.token) headers.authorization = `Bearer ${init.token}`;
+    let payload: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      payload = new URLSearchParams(body as Record<string, string>).toString();
+    } else if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+    const response = await send(`${base}${path}`, { method: 'POST', headers, body: payload });
+    if (!response.ok) throw await apiErrorOf(response);
+    return response.status === 204 ? undefined : unwrap<unknown>(await response.json());
+  }
+
+  function pairOf(body: unknown, previous?: TokenPair): TokenPair {
+    const tokens = body as { access_token?: unknown; refresh_token?: unknown };
+    if (typeof tokens?.access_token !== 'string') throw new SvcApiError(200, []);
+    // SPEC "Refresh token and login": without rotation the response has no refresh_token; the old one stays.
+    const refreshToken =
+      typeof tokens.refresh_token === 'string' ? tokens.refresh_token : (previous?.refreshToken ?? null);
+    return { accessToken: tokens.access_token, refreshToken };
+  }
+
+  const refresher = createRefresher({
+    storage,
+    crossTabName: crossTab ? `svc-auth:${base}` : undefined,
+    graceMs: options.refreshGraceMs ?? 10_000,
+    async requestRefresh(refreshToken) {
+      return pairOf(await post('/api/auth/refresh-token', { refresh_token: refreshToken }), {
+        accessToken: '',
+        refreshToken,
+      });
+    },
+    onSignedOut(reason) {
+      for (const listener of listeners) listener(reason);
+    },
+  });
+
+  async function signedIn(body: unknown): Promise<{ status: 'signed-in' }> {
+    await refresher.store(pairOf(body));
+    return { status: 'signed-in' };
+  }
+
+  function mfaStep(mfaToken: string): MfaStep {
+    return {
+      status: 'mfa-required',
+      async verifyMfa(code) {
+        return signedIn(await post('/api/mfa/verify', { mfa_token: mfaToken, code }));
+      },
+      async verifyWithPasskey() {
+        const options = await post('/api/mfa/webauthn/options', { mfa_token: mfaToken });
+        const webauthn = await getAssertion(unwrapOptions(options));
+        return signedIn(await post('/api/mfa/verify', { mfa_token: mfaToken, webauthn }));
+      },
+    };
+  }
+
+  /** The request with the stored access token; the same request again after one refresh when it expired. */
+  async function authedFetch(input: Request): Promise<Response> {
+    const retry = input.clone();
+    const pair = await storage.get();
+    if (pair) input.headers.set('authorization', `Bearer ${pair.accessToken}`);
+    const response = await send(input);
+    if (response.status !== 401 || !pair) return response;
+    const error = await apiErrorOf(response.clone());
+    if (LOGIN_OVER.has(error.code)) {
+      // The server refuses this login for good; only act if no other tab or caller replaced it meanwhile.
+      const now = await storage.get();
+      if (now?.accessToken === pair.accessToken) await refresher.signOut('revoked');
+      return response;
+    }
+    // SPEC "Authentication" 3: an expired access token is 401 auth.token_invalid. A client clock may be off,
+    // so the server's answer decides, not only the local `exp`.
+    const expired =
+      error.code === 'auth.token_invalid' || (expiresAt(pair.accessToken) ?? Infinity) * 1000 <= Date.now();
+    if (!expired) return response;
+    const fresh = await refresher.refresh(pair.accessToken);
+    if (!fresh) return response;
+    retry.headers.set('authorization', `Bearer ${fresh.accessToken}`);
+    return send(retry);
+  }
+
+  const clientFetch = (path: string, init?: RequestInit) => authedFetch(new Request(`${base}${path}`, init));
+
+  const api = createFetchClient<paths>({ baseUrl: base, fetch: authedFetch });
+
+  async function getJson<T>(path: string): Promise<T> {
+    const response = await clientFetch(path, { headers: { accept: 'application/json' } });
+    if (!response.ok) throw await apiErrorOf(response);
+    return unwrap<T>(await response.json());
+  }
+
+  return {
+    async login(username, password) {
+      const body = (await post('/api/auth/token', { username, password }, { form: true })) as {
+        mfa_required?: boolean;
+        mfa_token?: string;
+      };
+      if (body?.mfa_required && typeof body.mfa_token === 'string') return mfaStep(body.mfa_token);
+      return signedIn(body);
+    },
+    async loginWithPasskey(request = {}) {
+      const { challengeId, options } = (await post(
+        '/api/auth/passkey/options',
+        request.username ? { username: request.username } : {},
+      )) as { challengeId: string; options: unknown };
+      const response = await getAssertion(unwrapOptions(options), request.signal);
+      return signedIn(await post('/api/auth/passkey/token', { challengeId, response }));
+    },
+    async logout() {
+      const pair = await storage.get();
+      try {
+        if (pair) {
+          const response = await clientFetch('/api/auth/logout', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(pair.refreshToken ? { refresh_token: pair.refreshToken } : {}),
+          });
+          // A login already over (401) is signed out all the same; anything else is the caller's to see.
+          if (!response.ok && response.status !== 401) throw await apiErrorOf(response);
+        }
+      } finally {
+        await refresher.signOut('logout');
+      }
+    },
+    user: () => getJson<SvcUser>('/api/auth/user'),
+    fetch: clientFetch,
+    api,
+    events(eventOptions) {
+      const WebSocket = options.WebSocket ?? globalWebSocket();
+      if (!WebSocket)
+        throw new Error('no WebSocket here: pass createClient({ WebSocket }) (the ws package on Node 20)');
+      return subscribeEvents(
+        {
+          WebSocket,
+          socketUrl: (ticket) =>
+            `${base.replace(/^http/, 'ws')}/api/core/events/ws?ticket=${encodeURIComponent(ticket)}`,
+          async ticket() {
+            const response = await clientFetch('/api/core/events/ticket', { method: 'POST' });
+            if (!response.ok) throw await apiErrorOf(response);
+            return unwrap<{ ticket: string }>(await response.json()).ticket;
+          },
+        },
+        eventOptions,
+      );
+    },
+    async isSignedIn() {
+      return (await storage.get()) !== null;
+    },
+    onSignedOut(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      refresher.close();
+    },
+  };
+}
+
+/** Options answers are `{challengeId, options}` or the options themselves (SPEC-2 section 6). */
+function unwrapOptions(value: unknown): { challenge: string } {
+  const inner = (value as { options?: unknown })?.options ?? value;
+  return ((inner as { publicKey?: unknown })?.publicKey ?? inner) as { challenge: string };
+}

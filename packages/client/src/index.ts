@@ -1,0 +1,11 @@
+// @svc/client: the browser and Node client of an svc server (docs/client.md).
+export { createClient } from './client.js';
+export type { ClientOptions, LoginResult, MfaStep, SvcClient, SvcUser } from './client.js';
+export { SvcApiError } from './errors.js';
+export type { ClientErrorCode, SvcErrorItem } from './errors.js';
+export { SVC_ERROR_CODES, type SvcErrorCode } from './codes.js';
+export type { EventsOptions, EventsStatus, EventsSubscription, SvcEvent } from './events.js';
+export type { SignedOutReason } from './refresh.js';
+export { localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
+export type { WebSocketConstructor, WebSocketLike } from './platform.js';
+export type { components, paths } from './schema.js';

@@ -1,0 +1,80 @@
+import { webAuthn } from './platform.js';
+
+// WebAuthn speaks ArrayBuffers, the server JSON with base64url (SPEC-2 section 6: "WebAuthn JSON"). Browsers
+// with PublicKeyCredential.parseRequestOptionsFromJSON / toJSON do this themselves; these are the fallback.
+
+function fromBase64url(text: string): ArrayBuffer {
+  const binary = atob(
+    text
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(text.length / 4) * 4, '='),
+  );
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes.buffer;
+}
+
+function toBase64url(buffer: ArrayBuffer | ArrayBufferView | null | undefined): string | undefined {
+  if (!buffer) return undefined;
+  const bytes =
+    buffer instanceof ArrayBuffer
+      ? new Uint8Array(buffer)
+      : new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+interface RequestOptionsJSON {
+  challenge: string;
+  allowCredentials?: { id: string; type: string; transports?: string[] }[];
+  [key: string]: unknown;
+}
+
+interface AssertionLike {
+  id: string;
+  rawId: ArrayBuffer;
+  type: string;
+  authenticatorAttachment?: string | null;
+  response: {
+    clientDataJSON: ArrayBuffer;
+    authenticatorData: ArrayBuffer;
+    signature: ArrayBuffer;
+    userHandle: ArrayBuffer | null;
+  };
+  getClientExtensionResults?(): unknown;
+  toJSON?(): unknown;
+}
+
+/** The browser's assertion for the server's request options, as the JSON the server verifies. */
+export async function getAssertion(options: RequestOptionsJSON, signal?: AbortSignal): Promise<unknown> {
+  const credentials = webAuthn();
+  if (!credentials) throw new Error('passkeys need WebAuthn (navigator.credentials) in a secure context');
+  const parse = (
+    globalThis as { PublicKeyCredential?: { parseRequestOptionsFromJSON?(json: unknown): unknown } }
+  ).PublicKeyCredential?.parseRequestOptionsFromJSON;
+  const publicKey = parse
+    ? parse(options)
+    : {
+        ...options,
+        challenge: fromBase64url(options.challenge),
+        allowCredentials: options.allowCredentials?.map((c) => ({ ...c, id: fromBase64url(c.id) })),
+      };
+  const credential = (await credentials.get({ publicKey, signal })) as AssertionLike | null;
+  if (!credential) throw new Error('no passkey was chosen');
+  if (typeof credential.toJSON === 'function') return credential.toJSON();
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    response: {
+      clientDataJSON: toBase64url(credential.response.clientDataJSON),
+      authenticatorData: toBase64url(credential.response.authenticatorData),
+      signature: toBase64url(credential.response.signature),
+      userHandle: toBase64url(credential.response.userHandle),
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { browserStorage, type StorageLike } from './platform.js';
+
+/** The token pair of a login (SPEC "Tokens (JWT)"). `refreshToken` is null when the server does not rotate. */
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string | null;
+}
+
+/**
+ * Where the client keeps the token pair. `get` may be called on every request: keep it cheap. A storage that
+ * tabs share (`localStorage`) lets a tab see the pair another tab got; say so with `shared: true`.
+ */
+export interface TokenStorage {
+  get(): TokenPair | null | Promise<TokenPair | null>;
+  set(pair: TokenPair | null): void | Promise<void>;
+  /** True when other tabs or clients read and write the same pair. @default false */
+  readonly shared?: boolean;
+}
+
+/** The pair in this client's memory only (the Node default): gone when the process or page ends. */
+export function memoryStorage(): TokenStorage {
+  let pair: TokenPair | null = null;
+  return {
+    get: () => pair,
+    set(next) {
+      pair = next;
+    },
+  };
+}
+
+/**
+ * The pair in `localStorage` under `key` (the browser default): every tab of the origin shares it, so a login
+ * or a refresh in one tab is every tab's. Anything running in the page can read it (docs/client.md "Storage").
+ * @example createClient({ baseUrl, storage: localTokenStorage('my-app.auth') })
+ */
+export function localTokenStorage(key = 'svc.auth', storage?: StorageLike): TokenStorage {
+  const store = storage ?? browserStorage();
+  if (!store) throw new Error('localTokenStorage: no localStorage here; use memoryStorage()');
+  return {
+    shared: true,
+    get() {
+      const text = store.getItem(key);
+      if (!text) return null;
+      try {
+        const parsed = JSON.parse(text) as Partial<TokenPair>;
+        return typeof parsed.accessToken === 'string'
+          ? { accessToken: parsed.accessToken, refreshToken: parsed.refreshToken ?? null }
+          : null;
+      } catch {
+        return null;
+      }
+    },
+    set(pair) {
+      if (pair) store.setItem(key, JSON.stringify(pair));
+      else store.removeItem(key);
+    },
+  };
+}
+
+/** The `exp` claim of a JWT (seconds), read without verifying it (the server verifies). */
+export function expiresAt(token: string): number | undefined {
+  const part = token.split('.')[1];
+  if (!part) return undefined;
+  try {
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
+    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
