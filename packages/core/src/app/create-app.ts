@@ -211,6 +211,7 @@ export function createApp(options: AppOptions = {}): App {
 
     const mounted: MountedRouter[] = [];
     const onRequestEnd: ((record: RequestRecord) => void)[] = [];
+    const beforeResponse: ((record: RequestRecord) => Promise<void> | undefined)[] = [];
     instances = [];
     for (const module of modules) {
       const instance = await module.setup({
@@ -228,6 +229,7 @@ export function createApp(options: AppOptions = {}): App {
       });
       instances.push(instance);
       if (instance.onRequestEnd) onRequestEnd.push(instance.onRequestEnd.bind(instance));
+      if (instance.beforeResponse) beforeResponse.push(instance.beforeResponse.bind(instance));
       // disable_core_routers / disable_routers apply in kernel/routes.ts, by router or module name.
       const isCore = core.includes(module);
       for (const router of instance.routers ?? [])
@@ -242,6 +244,7 @@ export function createApp(options: AppOptions = {}): App {
       pages: instances.flatMap((instance) => instance.pages ?? []),
       routers: mounted,
       onRequestEnd,
+      beforeResponse,
       db,
       authDb,
       cache,

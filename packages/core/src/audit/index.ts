@@ -29,7 +29,9 @@ export const auditModule = defineModule({
 
     const recorder = createActivityRecorder({
       settings,
-      enqueue: (entry) => writer.enqueue(entry),
+      // activity_log_sync: the response waits for its entry's INSERT, so a killed process loses no answered
+      // entry; otherwise entries are written behind (docs/activity-log.md "Write-behind").
+      enqueue: settings.activity_log_sync ? (entry) => writer.write(entry) : (entry) => writer.enqueue(entry),
       authenticator: () => ports.find('authenticator'),
       userSettings: () => ports.find('userSettings'),
       events: () => ports.get('events'),
@@ -37,7 +39,9 @@ export const auditModule = defineModule({
     });
     return {
       routers: [createAuditRouter(service)],
-      onRequestEnd: (record) => recorder.onRequestEnd(record),
+      ...(settings.activity_log_sync
+        ? { beforeResponse: (record) => recorder.beforeResponse(record) }
+        : { onRequestEnd: (record) => recorder.onRequestEnd(record) }),
       onStartup: async () => void (await store.ensureTextIndex()),
       async onShutdown() {
         await recorder.settle();

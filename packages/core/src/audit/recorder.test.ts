@@ -20,7 +20,7 @@ function recorderWithCountedPeek() {
   } as unknown as Authenticator;
   const recorder = createActivityRecorder({
     settings: SettingsSchema.parse({}),
-    enqueue: (entry) => entries.push(entry),
+    enqueue: (entry) => void entries.push(entry),
     authenticator: () => authenticator,
     userSettings: () => undefined,
     events: () => undefined,

@@ -10,7 +10,8 @@ import type { NewActivity } from './tables.js';
 /** What the recorder needs; ports are looked up per request because their modules may come later. */
 export interface ActivityRecorderDeps {
   settings: Settings;
-  enqueue(entry: NewActivity): void;
+  /** Queues the entry; a promise when the response waits for it to be written (activity_log_sync). */
+  enqueue(entry: NewActivity): void | Promise<void>;
   authenticator(): Authenticator | undefined;
   userSettings(): UserSettingsReader | undefined;
   events(): EventSink | undefined;
@@ -64,14 +65,14 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
     return { userId: claims.userId, username: claims.username ?? null, isSuperuser: false };
   }
 
-  function store(record: RequestRecord, actor: Actor): void {
+  function store(record: RequestRecord, actor: Actor): void | Promise<void> {
     const username = sanitizeNullable(actor.username, USERNAME_MAX_LENGTH);
     const path = sanitizeText(record.path, PATH_MAX_LENGTH);
     const description = record.logAs
       ? sanitizeText(renderLogAs(record.logAs, record.params ?? {}, username), DESCRIPTION_MAX_LENGTH)
       : null;
     const method = record.method.toUpperCase();
-    deps.enqueue({
+    const written = deps.enqueue({
       timestamp: record.timestamp,
       userId: actor.userId,
       username,
@@ -93,6 +94,7 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
     } catch (error) {
       log.warn('activity event could not be emitted', { exc: error });
     }
+    return written;
   }
 
   /** Rule 5: a superuser's opt-out, read through the settings port (which caches it 30 seconds). */
@@ -112,7 +114,7 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
         log.warn('activity log: reading the opt-out setting failed, recording the request', { exc: error });
       }
     }
-    store(record, actor);
+    await store(record, actor);
   }
 
   return {
@@ -131,6 +133,24 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
         pending.add(task);
       } catch (error) {
         log.error('activity log: recording failed', { exc: error });
+      }
+    },
+
+    /**
+     * `activity_log_sync`: the same decision as {@link onRequestEnd}, made before the response is sent;
+     * resolves once the entry is written (undefined when the request is not recorded). Never rejects.
+     */
+    beforeResponse(record: RequestRecord): Promise<void> | undefined {
+      try {
+        if (!isRecorded(record)) return undefined;
+        const actor = actorOf(record);
+        const written = actor.isSuperuser ? storeUnlessOptedOut(record, actor) : store(record, actor);
+        return written?.catch((error: unknown) =>
+          log.error('activity log: recording failed', { exc: error }),
+        );
+      } catch (error) {
+        log.error('activity log: recording failed', { exc: error });
+        return undefined;
       }
     },
 

@@ -33,6 +33,15 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
   // Above one batch, so a drop never touches the batch in flight (see enqueue).
   const maxQueued = Math.max(deps.maxQueued ?? MAX_QUEUED_ENTRIES, batchSize + 1);
   let queue: NewActivity[] = [];
+  /** `write()` callers waiting for their entry's batch (activity_log_sync). */
+  const waiting = new Map<NewActivity, () => void>();
+  const release = (entries: NewActivity[]) => {
+    if (waiting.size === 0) return;
+    for (const entry of entries) {
+      waiting.get(entry)?.();
+      waiting.delete(entry);
+    }
+  };
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<boolean> | undefined;
   let failures = 0;
@@ -78,6 +87,8 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
           attempt: failures,
         });
         reportDropped('queue full while the database failed');
+        // Responses waiting for these entries go out: the entries stay queued, retried as without the setting.
+        release(queue);
         timer ??= setTimeout(() => {
           timer = undefined;
           void flush();
@@ -87,6 +98,7 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
       }
       // The batch is the head of the queue: entries enqueued meanwhile were appended, drops cut the head.
       queue = queue.slice(batch.length);
+      release(batch);
       if (failures > 0) {
         deps.log.info('activity log: database writes recovered', { after: failures });
         reportDropped('queue full while the database failed');
@@ -98,23 +110,43 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
     return true;
   }
 
+  /** Queues one entry (never throws, never waits). */
+  function enqueue(entry: NewActivity): void {
+    if (queue.length >= maxQueued) {
+      // Drop the oldest: the head may be the batch in flight, so its rows would be written twice; cut after it.
+      release(queue.splice(flushing ? Math.min(batchSize, queue.length - 1) : 0, 1));
+      dropped++;
+    }
+    queue.push(entry);
+    if (failures > 0) return; // the back-off timer owns the next attempt
+    if (queue.length >= batchSize && !flushing) {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      void flush();
+    } else {
+      schedule(interval);
+    }
+  }
+
   return {
-    /** Queues one entry (never throws, never waits). */
-    enqueue(entry: NewActivity): void {
-      if (queue.length >= maxQueued) {
-        // Drop the oldest: the head may be the batch in flight, so its rows would be written twice; cut after it.
-        queue.splice(flushing ? Math.min(batchSize, queue.length - 1) : 0, 1);
-        dropped++;
-      }
-      queue.push(entry);
-      if (failures > 0) return; // the back-off timer owns the next attempt
-      if (queue.length >= batchSize && !flushing) {
+    enqueue,
+
+    /**
+     * Queues one entry and resolves once it is written (activity_log_sync): written at once, or, while a batch
+     * is in flight, with the next one (entries arriving together share one INSERT). Resolves as well when the
+     * database fails (the entry stays queued and is retried as {@link enqueue}'s are). Never rejects.
+     */
+    write(entry: NewActivity): Promise<void> {
+      const written = new Promise<void>((resolve) => waiting.set(entry, resolve));
+      enqueue(entry);
+      if (failures > 0) release([entry]);
+      else {
         if (timer) clearTimeout(timer);
         timer = undefined;
-        void flush();
-      } else {
-        schedule(interval);
+        // A batch in flight takes entries queued meanwhile in its loop; one that is finishing may not: go again.
+        void (flushing ? flushing.then(() => flush()) : flush());
       }
+      return written;
     },
 
     /** Writes what is queued now (one attempt per batch); false when the database failed. */
@@ -146,6 +178,7 @@ export function createActivityWriter(deps: ActivityWriterDeps) {
       if (timer) clearTimeout(timer);
       timer = undefined;
       dropped += queue.length;
+      release(queue);
       queue = [];
       reportDropped('the database failed at shutdown');
     },

@@ -87,6 +87,12 @@ export interface ModuleInstance {
   onServerClosing?(): Promise<void> | void;
   /** Called for every finished request. Must not throw or block. */
   onRequestEnd?(record: RequestRecord): void;
+  /**
+   * Called for every finished request before its response is sent: the response waits for the promise it
+   * returns (undefined: nothing to wait for). For what a client must be able to rely on once answered, such as
+   * the activity entry of `activity_log_sync`. Must not throw.
+   */
+  beforeResponse?(record: RequestRecord): Promise<void> | undefined;
   /** Runs after every module is set up (every provided port exists). */
   onStartup?(): Promise<void> | void;
   /** Graceful shutdown: flush queues, close sockets. */

@@ -21,6 +21,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Days kept by `svc audit purge`; 0 requires `--days`',
     constraint: 'min 0',
   },
+  activity_log_sync: {
+    meaning:
+      'Write each activity entry before its response is sent, instead of in batches after it: a killed process loses no answered entry (docs/activity-log.md), at the cost of a database write on the path of every logged request',
+  },
   activity_log_table: { meaning: 'Table name; empty means table_prefix + activity_log' },
   algorithm: { meaning: 'JWT signing algorithm', constraint: 'HS256, HS384, HS512' },
   api_v1_prefix: { meaning: 'Prefix added to every API route' },

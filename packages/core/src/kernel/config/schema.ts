@@ -35,6 +35,7 @@ const KnownSettingsSchema = z.object({
   activity_log_enabled: bool.default(false),
   activity_log_exclude_paths: str.default('refresh-token'),
   activity_log_retention_days: int(0).default(0),
+  activity_log_sync: bool.default(false),
   activity_log_table: str.default(''),
   algorithm: z.enum(['HS256', 'HS384', 'HS512']).default('HS256'),
   api_v1_prefix: str.default(''),

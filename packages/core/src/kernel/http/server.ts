@@ -36,6 +36,8 @@ export interface HttpAppOptions {
   ports: PortRegistry;
   routers: MountedRouter[];
   onRequestEnd: ((record: RequestRecord) => void)[];
+  /** Hooks the response waits for (ModuleInstance.beforeResponse). @default [] */
+  beforeResponse?: ((record: RequestRecord) => Promise<void> | undefined)[];
   db: Database;
   authDb: Database;
   cache: Cache;
@@ -201,33 +203,60 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       : '-';
     if (settings.request_id_enabled) res.setHeader('X-Request-ID', requestId);
     res.locals.requestId = requestId;
+    const recordOf = (durationMs: number): RequestRecord => ({
+      method: req.method,
+      path: req.originalUrl.split('?')[0]!,
+      status: res.statusCode,
+      durationMs: Math.round(durationMs),
+      timestamp: new Date(Date.now() - durationMs),
+      bearerToken: bearerToken(req.headers.authorization),
+      logAs: res.locals.logAs,
+      params: res.locals.params,
+      user: res.locals.user
+        ? {
+            id: res.locals.user.id,
+            username: res.locals.user.username,
+            isSuperuser: res.locals.user.isSuperuser,
+          }
+        : res.locals.user === null
+          ? null
+          : undefined,
+    });
+    const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
+    const waitFor = options.beforeResponse ?? [];
+    if (waitFor.length > 0) {
+      // The answer is complete when `end` is called (status, headers and body set): hold it there until the
+      // hooks are done, e.g. the activity entry committed (activity_log_sync, docs/activity-log.md).
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      let held = false;
+      res.end = ((...args: unknown[]) => {
+        if (held) return end(...args);
+        held = true;
+        const record = recordOf(elapsedMs());
+        const pending: Promise<void>[] = [];
+        for (const hook of waitFor) {
+          try {
+            const done = hook(record);
+            if (done)
+              pending.push(done.catch((error: unknown) => log.error('request hook failed', { exc: error })));
+          } catch (error) {
+            log.error('request hook failed', { exc: error });
+          }
+        }
+        if (pending.length === 0) return end(...args);
+        void Promise.all(pending).finally(() => end(...args));
+        return res;
+      }) as typeof res.end;
+    }
     res.on('finish', () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const durationMs = elapsedMs();
       requestContext.run({ requestId }, () => {
         // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
         const shown = pagePaths.size > 0 && pagePaths.has(req.path) ? req.path : req.originalUrl;
         accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
       });
       if (options.onRequestEnd.length === 0) return;
-      const record: RequestRecord = {
-        method: req.method,
-        path: req.originalUrl.split('?')[0]!,
-        status: res.statusCode,
-        durationMs: Math.round(durationMs),
-        timestamp: new Date(Date.now() - durationMs),
-        bearerToken: bearerToken(req.headers.authorization),
-        logAs: res.locals.logAs,
-        params: res.locals.params,
-        user: res.locals.user
-          ? {
-              id: res.locals.user.id,
-              username: res.locals.user.username,
-              isSuperuser: res.locals.user.isSuperuser,
-            }
-          : res.locals.user === null
-            ? null
-            : undefined,
-      };
+      const record = recordOf(durationMs);
       for (const hook of options.onRequestEnd) {
         try {
           hook(record);
