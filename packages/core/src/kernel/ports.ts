@@ -230,6 +230,11 @@ export const PERSONAL_TOKEN_PREFIX = 'svc_pat_';
 /** A request authenticated by a personal access token: its owner, with the token's share of the owner's power. */
 export type PersonalTokenUser = AuthUser & { permissions: string[]; personalTokenId: string };
 
+/** Whether the request's user came with a personal access token (for rules the route options cannot state). */
+export function isPersonalTokenUser(user: AuthUser | null): user is PersonalTokenUser {
+  return user !== null && 'personalTokenId' in user;
+}
+
 /** Personal access tokens for the kernel guard (implemented by `personal-tokens`, when `personal_tokens_enabled`). */
 export interface PersonalTokenAuthenticator {
   /**

@@ -180,6 +180,19 @@ describeEachDatabase('Personal access tokens', (database) => {
     );
   });
 
+  it('refuses a password or email change through the admin route with a superuser token', async () => {
+    const { token } = await createToken(admin, { superuser: true });
+    const pat = app.as(token);
+    for (const body of [{ password: 'a-new-password-123' }, { email: 'new@example.com' }]) {
+      const res = await pat.patch(`/api/admin/user/${admin.user.id}`, body);
+      expect(res.status).toBe(403);
+      expect(res.body.detail[0]).toMatchObject({ code: 'access.token_not_allowed' });
+    }
+    expect((await app.loginAs(admin.user)).accessToken).toBeTruthy();
+    const rename = await pat.patch(`/api/admin/user/${alice.user.id}`, { firstName: 'Alice' });
+    expect(rename.status).toBe(200);
+  });
+
   it('demotes the token with its owner, on the next request', async () => {
     const root = await app.loginAs(
       await app.createUser({ username: 'pat_root', isSuperuser: true, isStaff: true }),

@@ -1,3 +1,5 @@
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { isPersonalTokenUser } from '../kernel/ports.js';
 import { defineRouter } from '../kernel/router.js';
 import { UserIdParams, UserListQuery, UserOut, UserPage, UserPatchBody } from './schemas.js';
 import type { UserService } from './service.js';
@@ -26,7 +28,17 @@ export function createUsersRouter(service: UserService) {
   users.patch(
     '/:user_id',
     { summary: 'Update a user', params: UserIdParams, body: UserPatchBody, response: UserOut },
-    (ctx) => service.update(ctx.caller, ctx.params.user_id, ctx.body),
+    (ctx) => {
+      // SPEC-2 "Personal access tokens": a token never sets a password or an email (the rule of the credential
+      // routes), through administration neither; the other fields stay open to a superuser's token.
+      if (
+        isPersonalTokenUser(ctx.caller) &&
+        (ctx.body.password !== undefined || ctx.body.email !== undefined)
+      ) {
+        throw new SvcError('access.token_not_allowed');
+      }
+      return service.update(ctx.caller, ctx.params.user_id, ctx.body);
+    },
   );
   users.delete('/:user_id', { summary: 'Delete a user', params: UserIdParams, status: 204 }, async (ctx) => {
     await service.remove(ctx.caller, ctx.params.user_id);
