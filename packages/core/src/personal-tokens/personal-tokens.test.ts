@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { dbOf } from '../../../../testing/mfa.js';
+import { logCapture } from '../../../../testing/smtp.js';
 import { defineRouter } from '../kernel/router.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import type { PersonalTokenTables } from './tables.js';
@@ -385,5 +386,47 @@ describeEachDatabase('Personal access tokens switched off', (database) => {
     const res = await app.as(`svc_pat_${'E'.repeat(43)}`).get('/api/auth/user');
     expect(res.status).toBe(401);
     expect(res.body.detail[0]).toMatchObject({ code: 'auth.token_invalid' });
+  });
+});
+
+/** SPEC-2 "Personal access tokens": one indexed lookup per request, none for a malformed token. */
+describeEachDatabase('Personal access tokens: statements per request', (database) => {
+  let app: TestApp;
+  const { stream, lines } = logCapture();
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      logStream: stream,
+      settings: { personal_tokens_enabled: true, log_format: 'json', log_level: 'DEBUG', dbdebug: true },
+    });
+  });
+  afterAll(() => app.close());
+
+  /** The SQL statements the app ran for the request with this id (dbdebug logs them with the request id). */
+  async function statementsOf(requestId: string, token: string): Promise<string[]> {
+    const res = await app.as(token).get('/api/auth/user', { headers: { 'X-Request-ID': requestId } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(res.headers.get('x-request-id')).toBe(requestId);
+    return lines
+      .map((line) => JSON.parse(line) as { message: string; request_id?: string })
+      .filter((record) => record.request_id === requestId && record.message.startsWith('SQL '))
+      .map((record) => record.message);
+  }
+
+  it('answers an unknown token after one query by digest, a malformed one after none', async () => {
+    const unknown = await statementsOf('pat-unknown', `svc_pat_${'F'.repeat(43)}`);
+    expect(unknown).toHaveLength(1);
+    expect(unknown[0]).toMatch(/digest/);
+    expect(await statementsOf('pat-malformed', 'svc_pat_not-a-token')).toEqual([]);
+  });
+
+  it('authenticates a valid token, with its owner and permissions, in one query', async () => {
+    const owner = await app.loginAs(await app.createUser({ username: 'pat_count' }));
+    const { token } = (await owner.post('/api/auth/tokens', { name: 'count' })).body.data;
+    const first = await statementsOf('pat-first', token);
+    // The lookup, and the lastUsedAt write of the first use (not awaited by the request).
+    expect(first.filter((statement) => /^SQL select/i.test(statement))).toHaveLength(1);
+    expect(first.filter((statement) => /^SQL update/i.test(statement))).toHaveLength(1);
+    expect(await statementsOf('pat-second', token)).toHaveLength(1);
   });
 });
