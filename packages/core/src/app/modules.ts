@@ -6,6 +6,7 @@ import { healthModule } from '../health/index.js';
 import { mailModule } from '../mail/index.js';
 import type { SvcModule } from '../kernel/module.js';
 import { mfaModule } from '../mfa/index.js';
+import { passkeysModule } from '../passkeys/index.js';
 import { personalTokensModule } from '../personal-tokens/index.js';
 import { rbacModule } from '../rbac/index.js';
 import { userSettingsModule } from '../user-settings/index.js';
@@ -24,6 +25,7 @@ export const coreModules: SvcModule[] = [
   mailModule,
   accountsModule,
   mfaModule,
+  passkeysModule,
   personalTokensModule,
   auditModule,
   eventsModule,

@@ -106,6 +106,23 @@ export interface SecondFactor {
 }
 
 /**
+ * A passkey as the MFA step (implemented by `passkeys`; SPEC-2 "Passkeys"): checks the `webauthn` assertion of
+ * `POST /mfa/verify` against the challenge `POST /mfa/webauthn/options` issued for the same `mfa_token`.
+ */
+export interface PasskeyFactor {
+  /**
+   * Consumes the pending WebAuthn challenge of `mfaToken` and verifies `assertion` (a WebAuthn authentication
+   * response, JSON) as one of `userId`'s passkeys with user verification: 'ok'; 'wrong' (refused); 'replayed'
+   * (no challenge pending: already used, expired or never asked for; not a guess).
+   */
+  verifyMfaAssertion(input: {
+    userId: string;
+    mfaToken: string;
+    assertion: unknown;
+  }): Promise<'ok' | 'wrong' | 'replayed'>;
+}
+
+/**
  * One credential check holding a slot on the account's lockout counter (SPEC "Account login lock": counted
  * before the check). `admitted` false: the account is locked (`lockedUntil`) or gone, nothing was counted.
  */
@@ -260,6 +277,7 @@ export interface Ports {
   routes: RouteTable;
   mail: MailDelivery;
   accounts: AccountLinks;
+  passkeys: PasskeyFactor;
   personalTokens: PersonalTokenAuthenticator;
 }
 

@@ -24,7 +24,7 @@ export const mfaModule = defineModule({
   options: moduleOptions<MfaOptions>('mfaSender'),
   provides: ['secondFactor'],
   requires: ['loginGuard', 'tokens'],
-  uses: ['rateLimiter', 'mail'],
+  uses: ['rateLimiter', 'mail', 'passkeys'],
   setup({ settings, authDb, cache, log, ports, options, tables, coreTables }) {
     const store = createMfaStore(authDb, tables, coreTables);
     const logging = createLoggingSender(log);

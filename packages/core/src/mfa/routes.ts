@@ -29,7 +29,12 @@ export function createMfaRouter(service: MfaService): Router {
       response: TokenPairOut,
       envelope: 'auth-token', // SPEC "Response envelope": OAuth2 token shape
     },
-    (ctx) => service.verify(ctx.body.mfa_token, ctx.body.code, ctx.clientIp),
+    (ctx) =>
+      service.verify(
+        ctx.body.mfa_token,
+        ctx.body.webauthn ? { webauthn: ctx.body.webauthn } : (ctx.body.code ?? ''),
+        ctx.clientIp,
+      ),
   );
   mfa.get('/status', { summary: 'MFA status of the current user', response: MfaStatusOut }, (ctx) =>
     service.status(ctx.user),

@@ -6,7 +6,23 @@ import { PHONE_NUMBER_PATTERN } from './constants.js';
 
 const Code = z.string().trim().min(1).max(64);
 
-export const MfaVerifyBody = z.object({ mfa_token: z.string().min(1).max(4096), code: Code });
+/** SPEC-2 "Passkeys": `webauthn` (an assertion) in place of `code`; exactly one of the two. */
+export const MfaVerifyBody = z
+  .object({
+    mfa_token: z.string().min(1).max(4096),
+    code: Code.optional(),
+    webauthn: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'A passkey assertion in place of code: the JSON of navigator.credentials.get() with the options of ' +
+          'POST /mfa/webauthn/options',
+      ),
+  })
+  .refine((body) => (body.code === undefined) !== (body.webauthn === undefined), {
+    message: 'Give either code or webauthn',
+    path: ['code'],
+  });
 
 export const TokenPairOut = z.object({
   access_token: z.string(),

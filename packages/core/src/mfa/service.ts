@@ -33,8 +33,8 @@ export interface MfaServiceDeps {
   sender: MfaSender;
   log: Logger;
   /** Read at request time: `loginGuard` and `rateLimiter` come from `auth`. */
-  /** The login guard and the token service, and the rate limiter when auth provides it. */
-  ports: ModulePorts<never, 'loginGuard' | 'tokens', 'rateLimiter'>;
+  /** The login guard and the token service; the rate limiter and passkeys when provided. */
+  ports: ModulePorts<never, 'loginGuard' | 'tokens', 'rateLimiter' | 'passkeys'>;
   now?: () => Date;
 }
 
@@ -398,8 +398,13 @@ export function createMfaService(deps: MfaServiceDeps) {
     /**
      * SPEC "MFA login challenge", "Multi-factor routes" 5: counts the attempt on the challenge and on the
      * account before checking the code; on success consumes the code, deletes the challenge, issues tokens.
+     * SPEC-2 "Passkeys": a passkey assertion (`webauthn`) is checked by the `passkeys` port in place of a code.
      */
-    async verify(mfaToken: string, input: string, clientIp: string): Promise<TokenPair> {
+    async verify(
+      mfaToken: string,
+      input: string | { webauthn: unknown },
+      clientIp: string,
+    ): Promise<TokenPair> {
       await rateLimit(clientIp);
       const { userId, challengeId, passwordChangedAt } = readMfaToken(mfaToken);
       const challenge = await store.challenge(challengeId);
@@ -446,7 +451,12 @@ export function createMfaService(deps: MfaServiceDeps) {
           await store.deleteChallenge(challengeId);
           throw new SvcError('mfa.not_configured');
         }
-        const outcome = await checkCode(config, challenge.codeHash, challengeId, input);
+        const outcome =
+          typeof input === 'string'
+            ? await checkCode(config, challenge.codeHash, challengeId, input)
+            : ((await ports
+                .find('passkeys')
+                ?.verifyMfaAssertion({ userId, mfaToken, assertion: input.webauthn })) ?? 'wrong');
         if (outcome !== 'ok') {
           settled = true;
           if (outcome === 'wrong' && (await guard.settleWrong(admission))) {
@@ -461,7 +471,10 @@ export function createMfaService(deps: MfaServiceDeps) {
             await store.deleteChallenge(challengeId);
             throw new SvcError('mfa.too_many_attempts');
           }
-          throw new SvcError('mfa.code_invalid');
+          throw new SvcError(
+            'mfa.code_invalid',
+            typeof input === 'string' ? {} : { loc: ['body', 'webauthn'] },
+          );
         }
         settled = true;
         if (!(await store.deleteChallenge(challengeId))) {

@@ -153,6 +153,7 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Validity of a password-reset link, minutes',
     constraint: '5 to 1440',
   },
+  passkeys_enabled: { meaning: 'Mount the passkey (WebAuthn) routes and accept passkeys as the MFA step' },
   password_reset_url: {
     meaning: 'Link template of a password-reset mail; {public_url} and {token} are filled in',
     constraint: 'contains {token}',
@@ -204,5 +205,13 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Pick the message language from the `Accept-Language` header of each request',
   },
   version: { meaning: 'Project version shown in the health route and the API documentation' },
+  webauthn_origins: {
+    meaning:
+      'Origins accepted in the client data of passkey ceremonies (comma-separated); empty means the origin of public_url',
+  },
+  webauthn_rp_id: {
+    meaning: 'WebAuthn relying-party id (a domain); empty means the host of public_url',
+  },
+  webauthn_rp_name: { meaning: 'Relying-party name shown by authenticators; empty means app_name' },
   wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
 };

@@ -107,6 +107,7 @@ const KnownSettingsSchema = z.object({
   mfa_otp_expire_minutes: int(1).default(10),
   mfa_send_cooldown_seconds: int(0, 3600).default(30),
   mfa_totp_issuer: str.default(''),
+  passkeys_enabled: bool.default(false),
   password_reset_expire_minutes: int(5, 1440).default(30),
   password_reset_url: str
     .default('{public_url}/account/reset-password?token={token}')
@@ -140,6 +141,10 @@ const KnownSettingsSchema = z.object({
   table_prefix: str.default('svc_'),
   use_accept_language: bool.default(false),
   version: str.default(''),
+  // SPEC-2 "Passkeys": empty derives them from public_url and app_name (passkeys/relying-party.ts).
+  webauthn_origins: list,
+  webauthn_rp_id: str.default(''),
+  webauthn_rp_name: str.default(''),
   wrap_auth_token_response: bool.default(false),
 });
 

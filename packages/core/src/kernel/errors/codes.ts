@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   'mfa.no_email_setup': { status: 400, loc: ['body'] },
   'mfa.sms_code_invalid': { status: 400, loc: ['body', 'code'] },
   'mfa.no_sms_setup': { status: 400, loc: ['body'] },
+  'mfa.no_passkey': { status: 400, loc: ['body', 'mfa_token'] },
   'request.invalid_json': { status: 400, loc: ['body'], type: 'json_invalid' },
   'request.json_too_deep': { status: 400, loc: ['body'], type: 'json_invalid' }, // params.max_depth
   'request.invalid_encoding': { status: 400, loc: ['header', 'Content-Encoding'] },
@@ -51,6 +52,7 @@ export const ERROR_CODES = {
   'mfa.challenge_not_found': { status: 401, loc: ['body', 'mfa_token'] },
   'mfa.code_invalid': { status: 401, loc: ['body', 'code'] },
   'mfa.not_configured': { status: 401, loc: ['body', 'mfa_token'] },
+  'auth.passkey_invalid': { status: 401, loc: ['body', 'response'] }, // registration passes status 400
   // 403
   'auth.registration_disabled': { status: 403, loc: ['body'] },
   'access.superuser_required': { status: 403, loc: AUTH_HEADER },
@@ -61,6 +63,7 @@ export const ERROR_CODES = {
   'mfa.disabled': { status: 403, loc: ['body'] },
   'auth.email_unverified': { status: 403, loc: ['body', 'username'] },
   // 404
+  'auth.passkey_not_found': { status: 404, loc: ['path', 'id'] },
   'request.not_found': { status: 404, loc: ['path'] },
   'access.token_not_found': { status: 404, loc: ['path', 'token_id'] },
   // 405

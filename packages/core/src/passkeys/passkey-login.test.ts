@@ -1,0 +1,265 @@
+import { eq } from 'drizzle-orm';
+import { logCapture } from '../../../../testing/smtp.js';
+import {
+  PASSKEY_TEST_ORIGIN,
+  PASSKEY_TEST_SETTINGS,
+  passkeyLogin,
+  passkeyOptions,
+  registerPasskey,
+  SoftAuthenticator,
+} from '../../../../testing/webauthn.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import type { SvcModule } from '../kernel/module.js';
+import {
+  describeEachCache,
+  describeEachDatabase,
+  startTestApp,
+  type TestApp,
+  type TestUser,
+} from '../testing/index.js';
+
+/** Records the `login` events the app emits (wrapping whatever event sink is in place). */
+function loginEvents(events: unknown[]): SvcModule {
+  return {
+    name: 'passkey-test-events',
+    setup({ ports }) {
+      const inner = ports.get('events');
+      ports.provide(
+        'events',
+        new Proxy(inner, {
+          get(target, key, receiver) {
+            if (key !== 'emit') return Reflect.get(target, key, receiver);
+            return (type: 'login', data: { userId: string; username: string }) => {
+              if (type === 'login') events.push(data);
+              target.emit(type, data);
+            };
+          },
+        }),
+      );
+      return {};
+    },
+  };
+}
+
+function expectPasskeyInvalid(res: { status: number; body: any }) {
+  expect(res.status).toBe(401);
+  expect(res.body.detail).toHaveLength(1);
+  expect(res.body.detail[0]).toMatchObject({ code: 'auth.passkey_invalid', loc: ['body', 'response'] });
+}
+
+describeEachDatabase('Passkey login', (database) => {
+  let app: TestApp;
+  const events: unknown[] = [];
+  const logs = logCapture();
+  let t: CoreTables;
+
+  /** A user with one passkey on a fresh software authenticator. */
+  async function userWithPasskey(username: string): Promise<{ user: TestUser; device: SoftAuthenticator }> {
+    const user = await app.createUser({ username });
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    const res = await registerPasskey(await app.loginAs(user), device);
+    if (res.status !== 201) throw new Error(res.text);
+    return { user, device };
+  }
+  const setUser = (id: string, values: Partial<CoreTables['user']['$inferInsert']>) =>
+    app.app.runtime.authDb.orm.update(t.user).set(values).where(eq(t.user.id, id));
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      modules: [loginEvents(events)],
+      logStream: logs.stream,
+      settings: { ...PASSKEY_TEST_SETTINGS, log_level: 'WARNING' },
+    });
+    t = app.app.runtime.tables.core as unknown as CoreTables;
+  });
+  afterAll(() => app.close());
+
+  it('logs in with a discoverable passkey: a bare token pair, the login event, lastUsedAt', async () => {
+    const { user, device } = await userWithPasskey('alice');
+    const res = await passkeyLogin(app, device);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      refresh_token: expect.any(String),
+    });
+    const me = await app.as(res.body.access_token).get('/api/auth/user');
+    expect(me.body.data.username).toBe('alice');
+    expect(events).toContainEqual({ userId: user.id, username: 'alice' });
+    const [passkey] = (await app.as(res.body.access_token).get('/api/auth/passkeys')).body.data;
+    expect(passkey.lastUsedAt).not.toBeNull();
+    const refreshed = await app.post('/api/auth/refresh-token', { refresh_token: res.body.refresh_token });
+    expect(refreshed.status).toBe(200);
+  });
+
+  it('logs in with a username: options list that user’s passkeys', async () => {
+    const { device } = await userWithPasskey('bob');
+    const { options } = await passkeyOptions(app, 'BOB');
+    expect(options.userVerification).toBe('required');
+    expect(options.rpId).toBe('example.test');
+    expect(options.allowCredentials).toEqual([
+      {
+        id: device.credentials[0]!.id.toString('base64url'),
+        type: 'public-key',
+        transports: ['hybrid', 'internal'],
+      },
+    ]);
+    expect((await passkeyLogin(app, device, { username: 'bob' })).status).toBe(200);
+  });
+
+  it("refuses a passkey answering another user's username challenge", async () => {
+    await userWithPasskey('carol');
+    const { device } = await userWithPasskey('dave');
+    const { challengeId, options } = await passkeyOptions(app, 'carol');
+    const response = device.get({ ...options, allowCredentials: [] });
+    expectPasskeyInvalid(await app.post('/api/auth/passkey/token', { challengeId, response }));
+  });
+
+  it('refuses a challenge used twice', async () => {
+    const { device } = await userWithPasskey('erin');
+    const { challengeId, options } = await passkeyOptions(app);
+    const first = device.get(options);
+    expect((await app.post('/api/auth/passkey/token', { challengeId, response: first })).status).toBe(200);
+    // The same assertion again, and a fresh one (a higher counter) on the used challenge.
+    expectPasskeyInvalid(await app.post('/api/auth/passkey/token', { challengeId, response: first }));
+    const second = device.get(options);
+    expectPasskeyInvalid(await app.post('/api/auth/passkey/token', { challengeId, response: second }));
+    expectPasskeyInvalid(
+      await app.post('/api/auth/passkey/token', { challengeId: crypto.randomUUID(), response: second }),
+    );
+  });
+
+  it('refuses an assertion without user verification', async () => {
+    const { device } = await userWithPasskey('frank');
+    expectPasskeyInvalid(await passkeyLogin(app, device, { overrides: { userVerified: false } }));
+    expect((await passkeyLogin(app, device)).status).toBe(200);
+  });
+
+  it('refuses a signature counter that goes backwards and logs a warning', async () => {
+    const { device } = await userWithPasskey('grace');
+    expect((await passkeyLogin(app, device, { overrides: { counter: 10 } })).status).toBe(200);
+    logs.lines.length = 0;
+    expectPasskeyInvalid(await passkeyLogin(app, device, { overrides: { counter: 10 } }));
+    expectPasskeyInvalid(await passkeyLogin(app, device, { overrides: { counter: 3 } }));
+    const warnings = logs.lines.filter((line) => line.includes('signature counter'));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/WARN/);
+    expect((await passkeyLogin(app, device, { overrides: { counter: 11 } })).status).toBe(200);
+  });
+
+  it('refuses an origin not in webauthn_origins and an rp id not the configured one', async () => {
+    const { device } = await userWithPasskey('heidi');
+    const request = app.post.bind(app);
+    expectPasskeyInvalid(await passkeyLogin(app, device, { overrides: { origin: 'https://evil.example' } }));
+    // Forwarded headers name no origin: only the settings do.
+    const { challengeId, options } = await passkeyOptions(app);
+    device.credentials[0]!.rpId = 'evil.example';
+    const response = device.get({ ...options, rpId: 'evil.example' });
+    expectPasskeyInvalid(await request('/api/auth/passkey/token', { challengeId, response }));
+  });
+
+  it('refuses a deactivated account and a locked one with the same 401', async () => {
+    const { user, device } = await userWithPasskey('ivan');
+    await setUser(user.id, { isActive: false });
+    expectPasskeyInvalid(await passkeyLogin(app, device));
+    await setUser(user.id, { isActive: true, lockedUntil: new Date(Date.now() + 600_000) });
+    expectPasskeyInvalid(await passkeyLogin(app, device));
+    await setUser(user.id, { lockedUntil: null });
+    expect((await passkeyLogin(app, device)).status).toBe(200);
+  });
+
+  it('refuses a deleted passkey', async () => {
+    const { user, device } = await userWithPasskey('judy');
+    const client = await app.loginAs(user);
+    const [passkey] = (await client.get('/api/auth/passkeys')).body.data;
+    expect((await client.delete(`/api/auth/passkeys/${passkey.id}`)).status).toBe(204);
+    expectPasskeyInvalid(await passkeyLogin(app, device));
+  });
+
+  it('gives an unknown username options of the same shape as a known one, the same each time', async () => {
+    await userWithPasskey('kim');
+    await app.createUser({ username: 'lee' }); // known, no passkey
+    const shape = (options: Record<string, unknown>) =>
+      JSON.stringify(options, (key, value: unknown) =>
+        typeof value === 'string' && key !== 'type' && key !== 'userVerification' && key !== 'rpId'
+          ? `string(${key === 'challenge' ? 'challenge' : value.length})`
+          : value,
+      );
+    const known = await passkeyOptions(app, 'kim');
+    const unknown = await passkeyOptions(app, 'nobody-here');
+    const noPasskey = await passkeyOptions(app, 'lee');
+    expect(shape(unknown.options)).toBe(shape(known.options));
+    expect(shape(noPasskey.options)).toBe(shape(known.options));
+    expect(Object.keys(unknown)).toEqual(Object.keys(known));
+    expect((await passkeyOptions(app, 'nobody-here')).options.allowCredentials).toEqual(
+      unknown.options.allowCredentials,
+    );
+    expect((await passkeyOptions(app, 'other-name')).options.allowCredentials).not.toEqual(
+      unknown.options.allowCredentials,
+    );
+  });
+
+  it('answers malformed bodies with 422, never 500', async () => {
+    expect((await app.post('/api/auth/passkey/token', { challengeId: 'x', response: {} })).status).toBe(422);
+    const { challengeId } = await passkeyOptions(app);
+    const garbage = {
+      id: 'AAAA',
+      rawId: 'AAAA',
+      type: 'public-key',
+      response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA' },
+    };
+    expectPasskeyInvalid(await app.post('/api/auth/passkey/token', { challengeId, response: garbage }));
+  });
+});
+
+describeEachDatabase('Passkey login rate limit', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { ...PASSKEY_TEST_SETTINGS, auth_rate_limit: 2 } });
+  });
+  afterAll(() => app.close());
+
+  it('counts passkey logins against auth_rate_limit with password logins', async () => {
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    const user = await app.createUser({ username: 'alice' });
+    await registerPasskey(await app.loginAs(user), device); // one password login counted
+    expect((await passkeyLogin(app, device)).status).toBe(200);
+    const limited = await passkeyLogin(app, device);
+    expect(limited.status).toBe(429);
+    expect(limited.body.detail[0].code).toBe('auth.rate_limited');
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});
+
+describeEachCache('Passkey challenges across hosts', (cache) => {
+  let database: { url: string; drop(): Promise<void> };
+  let first: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    const { createSqliteDatabase } = await import('../testing/index.js');
+    database = createSqliteDatabase();
+    const options = { database: { dialect: 'sqlite' as const, label: 'sqlite', url: database.url }, cache };
+    first = await startTestApp({ ...options, settings: PASSKEY_TEST_SETTINGS });
+    second = await startTestApp({ ...options, settings: PASSKEY_TEST_SETTINGS });
+  });
+  afterAll(async () => {
+    await first?.close();
+    await second?.close();
+    await database?.drop();
+  });
+
+  it('a challenge issued by one app is answered once, at whichever app receives it', async () => {
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    await registerPasskey(await first.loginAs(await first.createUser({ username: 'alice' })), device);
+    const { challengeId, options } = await passkeyOptions(first);
+    const response = device.get(options);
+    const [a, b] = await Promise.all([
+      second.post('/api/auth/passkey/token', { challengeId, response }),
+      first.post('/api/auth/passkey/token', { challengeId, response }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    // Redis is shared: exactly one wins. The in-process cache is each app's own: the other app never saw it.
+    expect(statuses).toEqual([200, 401]);
+  });
+});
