@@ -62,7 +62,12 @@ describeEachDatabase('Personal access tokens', (database) => {
     app = await startTestApp({
       database,
       routers: [notesRouter()],
-      settings: { personal_tokens_enabled: true, activity_log_enabled: true, activity_log_exclude_paths: '' },
+      settings: {
+        personal_tokens_enabled: true,
+        activity_log_enabled: true,
+        activity_log_exclude_paths: '',
+        events_broadcast_enabled: true,
+      },
     });
     admin = await app.loginAs(await app.createUser({ username: 'pat_admin', isSuperuser: true }));
     for (const codename of ['notes.read', 'notes.write']) {
@@ -164,6 +169,9 @@ describeEachDatabase('Personal access tokens', (database) => {
       await pat.post('/api/auth/refresh-token', { refresh_token: alice.refreshToken }),
       await pat.get('/api/mfa/status'),
       await pat.post('/api/mfa/totp/setup'),
+      await pat.delete(`/api/admin/user/${alice.user.id}/mfa`),
+      // docs/sessions-and-tokens.md: no WebSocket ticket for a token.
+      await pat.post('/api/core/events/ticket'),
     ];
     for (const res of refused) {
       expect(res.status).toBe(403);
