@@ -189,6 +189,12 @@ describeEachDatabase('Personal access tokens', (database) => {
     );
   });
 
+  it('lets only a staff caller set staff, also when the caller is a superuser', async () => {
+    const res = await admin.post('/api/auth/tokens', { name: 'staff', staff: true });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ params: { permissions: ['staff'] } });
+  });
+
   it('refuses a password or email change through the admin route with a superuser token', async () => {
     const { token } = await createToken(admin, { superuser: true });
     const pat = app.as(token);

@@ -167,7 +167,9 @@ export function createPersonalTokenService(deps: PersonalTokenServiceDeps) {
         const held = await heldBy(caller);
         lacking.push(...permissions.filter((codename) => !held.has(codename)));
       }
-      if (input.staff && !caller.isStaff && !caller.isSuperuser) lacking.push('staff');
+      // SPEC-2: "only a caller who has the flag may set it" (a superuser without staff status has not; the
+      // token's staff status is the owner's ∧ the token's on every request).
+      if (input.staff && !caller.isStaff) lacking.push('staff');
       if (input.superuser && !caller.isSuperuser) lacking.push('superuser');
       if (lacking.length > 0) {
         throw new SvcError('access.permission_not_held', { params: { permissions: lacking } });
