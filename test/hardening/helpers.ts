@@ -206,6 +206,7 @@ export const ALL_FEATURES = {
   activity_log_enabled: true,
   events_broadcast_enabled: true,
   mfa_enabled: true,
+  passkeys_enabled: true,
   registration_enabled: true,
 } as const;
 

@@ -11,7 +11,10 @@ describeEachDatabase('Passkey registration and management', (database) => {
   let alice: LoggedInClient;
   let bob: LoggedInClient;
   beforeAll(async () => {
-    app = await startTestApp({ database, settings: PASSKEY_TEST_SETTINGS });
+    app = await startTestApp({
+      database,
+      settings: { ...PASSKEY_TEST_SETTINGS, personal_tokens_enabled: true },
+    });
     alice = await app.loginAs(await app.createUser({ username: 'alice', firstName: 'Alice', lastName: 'A' }));
     bob = await app.loginAs(await app.createUser({ username: 'bob' }));
   });
@@ -124,6 +127,43 @@ describeEachDatabase('Passkey registration and management', (database) => {
     });
     expect(garbage.status).toBe(400);
     expect(garbage.body.detail[0].code).toBe('auth.passkey_invalid');
+  });
+  it('refuses personal access tokens on the passkey routes (credential routes, SPEC-2 section 4)', async () => {
+    const created = await alice.post('/api/auth/tokens', { name: 'ci' });
+    expect(created.status).toBe(201);
+    const withToken = app.as(created.body.data.token);
+    for (const res of [
+      await withToken.get('/api/auth/passkeys'),
+      await withToken.post('/api/auth/passkeys/register/options'),
+    ]) {
+      expect(res.status).toBe(403);
+      expect(res.body.detail[0].code).toBe('access.token_not_allowed');
+    }
+  });
+
+  it('documents every passkey route with its request and response schemas in /docs/core', async () => {
+    const { paths } = (await app.get('/openapi-core.json')).body;
+    const operations: [string, string][] = [
+      ['/api/auth/passkeys/register/options', 'post'],
+      ['/api/auth/passkeys/register', 'post'],
+      ['/api/auth/passkeys/', 'get'],
+      ['/api/auth/passkeys/{id}', 'patch'],
+      ['/api/auth/passkeys/{id}', 'delete'],
+      ['/api/auth/passkey/options', 'post'],
+      ['/api/auth/passkey/token', 'post'],
+      ['/api/mfa/webauthn/options', 'post'],
+    ];
+    for (const [path, method] of operations) {
+      const operation = paths[path]?.[method];
+      expect({ path, method, documented: operation !== undefined }).toEqual({
+        path,
+        method,
+        documented: true,
+      });
+      if (method === 'post' && !path.endsWith('register/options'))
+        expect(operation.requestBody).toBeDefined();
+    }
+    expect(paths['/api/mfa/verify'].post.requestBody.content['application/json'].schema).toBeDefined();
   });
 });
 
