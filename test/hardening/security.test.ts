@@ -174,6 +174,7 @@ describeEachDatabase('secrets in the log', (database) => {
         events_broadcast_enabled: true,
         activity_log_enabled: true,
         auth_rate_limit: 1000,
+        personal_tokens_enabled: true,
       },
       logStream: new Writable({
         write(chunk, _encoding, callback) {
@@ -281,6 +282,15 @@ describeEachDatabase('secrets in the log', (database) => {
     const totp = await finn.post('/api/mfa/totp/setup');
     expect(totp.status).toBe(200);
     keep(totp.body.data.secret, 'a TOTP secret');
+
+    // A personal access token: shown once, used, refused on a credential route, deleted, then refused.
+    const created = await last.post('/api/auth/tokens', { name: 'ci' });
+    expect(created.status).toBe(201);
+    const pat = app.as(keep(created.body.data.token, 'a personal access token'));
+    expect((await pat.get('/api/auth/user')).status).toBe(200);
+    expect((await pat.post('/api/mfa/backup-codes/regenerate', { password: second })).status).toBe(403);
+    expect((await last.delete(`/api/auth/tokens/${created.body.data.id}`)).status).toBe(204);
+    expect((await pat.get('/api/auth/user')).status).toBe(401);
 
     // An event ticket, issued and redeemed over the WebSocket.
     const issued = await last.post('/api/core/events/ticket');
