@@ -35,6 +35,7 @@ export interface CountingServer {
 export async function countingServer(
   app: TestApp,
   pages: Record<string, { type: string; body: string }> = {},
+  port = 0,
 ): Promise<CountingServer> {
   let refreshes = 0;
   let rotations = 0;
@@ -54,10 +55,10 @@ export async function countingServer(
     }
     handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${address.port}`,
     refreshes: () => refreshes,
     rotations: () => rotations,
     close: () =>

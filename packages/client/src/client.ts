@@ -1,7 +1,7 @@
 import createFetchClient, { type Client as FetchClient } from 'openapi-fetch';
 import { apiErrorOf, SvcApiError } from './errors.js';
 import { subscribeEvents, type EventsOptions, type EventsSubscription } from './events.js';
-import { getAssertion } from './passkey.js';
+import { createCredential, getAssertion } from './passkey.js';
 import { browserStorage, globalWebSocket, inBrowser, type WebSocketConstructor } from './platform.js';
 import { createRefresher, type SignedOutReason } from './refresh.js';
 import type { paths } from './schema.js';
@@ -31,6 +31,10 @@ export interface ClientOptions {
   refreshGraceMs?: number;
 }
 
+/** A registered passkey as `POST /auth/passkeys/register` returns it (no key material). */
+export type SvcPasskey =
+  paths['/api/auth/passkeys/register']['post']['responses'][201]['content']['application/json']['data'];
+
 /** The answer of `login`: signed in, or a second step to complete (SPEC "Authentication" 5). */
 export type LoginResult = { status: 'signed-in' } | MfaStep;
 
@@ -49,6 +53,11 @@ export interface SvcClient {
   login(username: string, password: string): Promise<LoginResult>;
   /** Passkey login (SPEC-2 section 6): options, the browser's prompt, then the token pair. */
   loginWithPasskey(options?: { username?: string; signal?: AbortSignal }): Promise<{ status: 'signed-in' }>;
+  /**
+   * Registers a passkey for the signed-in user (SPEC-2 section 6): creation options, the browser's prompt,
+   * then `POST /auth/passkeys/register`. Resolves with the stored passkey `{id, name, createdAt, ...}`.
+   */
+  registerPasskey(options?: { name?: string; signal?: AbortSignal }): Promise<SvcPasskey>;
   /** Ends this login on the server (`POST /auth/logout` with its refresh token) and forgets it in every tab. */
   logout(): Promise<void>;
   /** `GET /auth/user`: the signed-in user with permissions. */
@@ -185,6 +194,16 @@ export function createClient(options: ClientOptions): SvcClient {
 
   const api = createFetchClient<paths>({ baseUrl: base, fetch: authedFetch });
 
+  async function authedPost(path: string, body: unknown): Promise<unknown> {
+    const response = await clientFetch(path, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await apiErrorOf(response);
+    return unwrap<unknown>(await response.json());
+  }
+
   async function getJson<T>(path: string): Promise<T> {
     const response = await clientFetch(path, { headers: { accept: 'application/json' } });
     if (!response.ok) throw await apiErrorOf(response);
@@ -207,6 +226,14 @@ export function createClient(options: ClientOptions): SvcClient {
       )) as { challengeId: string; options: unknown };
       const response = await getAssertion(unwrapOptions(options), request.signal);
       return signedIn(await post('/api/auth/passkey/token', { challengeId, response }));
+    },
+    async registerPasskey(request = {}) {
+      const creation = await authedPost('/api/auth/passkeys/register/options', {});
+      const response = await createCredential(unwrapOptions(creation) as never, request.signal);
+      return (await authedPost('/api/auth/passkeys/register', {
+        response,
+        ...(request.name ? { name: request.name } : {}),
+      })) as SvcPasskey;
     },
     async logout() {
       const pair = await storage.get();

@@ -32,6 +32,27 @@ interface RequestOptionsJSON {
   [key: string]: unknown;
 }
 
+interface CreationOptionsJSON {
+  challenge: string;
+  user: { id: string; [key: string]: unknown };
+  excludeCredentials?: { id: string; type: string; transports?: string[] }[];
+  [key: string]: unknown;
+}
+
+interface AttestationLike {
+  id: string;
+  rawId: ArrayBuffer;
+  type: string;
+  authenticatorAttachment?: string | null;
+  response: {
+    clientDataJSON: ArrayBuffer;
+    attestationObject: ArrayBuffer;
+    getTransports?(): string[];
+  };
+  getClientExtensionResults?(): unknown;
+  toJSON?(): unknown;
+}
+
 interface AssertionLike {
   id: string;
   rawId: ArrayBuffer;
@@ -47,13 +68,49 @@ interface AssertionLike {
   toJSON?(): unknown;
 }
 
+type PublicKeyCredentialStatics = {
+  parseRequestOptionsFromJSON?(json: unknown): unknown;
+  parseCreationOptionsFromJSON?(json: unknown): unknown;
+};
+const statics = () =>
+  (globalThis as { PublicKeyCredential?: PublicKeyCredentialStatics }).PublicKeyCredential ?? {};
+
+/** A new credential for the server's creation options, as the JSON the server verifies (registration). */
+export async function createCredential(options: CreationOptionsJSON, signal?: AbortSignal): Promise<unknown> {
+  const credentials = webAuthn();
+  if (!credentials?.create)
+    throw new Error('passkeys need WebAuthn (navigator.credentials) in a secure context');
+  const parse = statics().parseCreationOptionsFromJSON;
+  const publicKey = parse
+    ? parse(options)
+    : {
+        ...options,
+        challenge: fromBase64url(options.challenge),
+        user: { ...options.user, id: fromBase64url(options.user.id) },
+        excludeCredentials: options.excludeCredentials?.map((c) => ({ ...c, id: fromBase64url(c.id) })),
+      };
+  const credential = (await credentials.create({ publicKey, signal })) as AttestationLike | null;
+  if (!credential) throw new Error('no passkey was created');
+  if (typeof credential.toJSON === 'function') return credential.toJSON();
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    response: {
+      clientDataJSON: toBase64url(credential.response.clientDataJSON),
+      attestationObject: toBase64url(credential.response.attestationObject),
+      transports: credential.response.getTransports?.() ?? [],
+    },
+  };
+}
+
 /** The browser's assertion for the server's request options, as the JSON the server verifies. */
 export async function getAssertion(options: RequestOptionsJSON, signal?: AbortSignal): Promise<unknown> {
   const credentials = webAuthn();
   if (!credentials) throw new Error('passkeys need WebAuthn (navigator.credentials) in a secure context');
-  const parse = (
-    globalThis as { PublicKeyCredential?: { parseRequestOptionsFromJSON?(json: unknown): unknown } }
-  ).PublicKeyCredential?.parseRequestOptionsFromJSON;
+  const parse = statics().parseRequestOptionsFromJSON;
   const publicKey = parse
     ? parse(options)
     : {

@@ -37,9 +37,10 @@ export interface WebSocketLike {
 /** A WebSocket constructor (`globalThis.WebSocket`, or `WebSocket` from the `ws` package on Node 20). */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
-/** `navigator.credentials.get` (WebAuthn). */
+/** `navigator.credentials` (WebAuthn). */
 export interface CredentialsLike {
   get(options: { publicKey: unknown; signal?: AbortSignal }): Promise<unknown>;
+  create?(options: { publicKey: unknown; signal?: AbortSignal }): Promise<unknown>;
 }
 
 const global = globalThis as unknown as {
