@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { failedLoginCount } from '../../../../testing/mfa.js';
 import { logCapture } from '../../../../testing/smtp.js';
 import {
   PASSKEY_TEST_ORIGIN,
@@ -167,6 +168,15 @@ describeEachDatabase('Passkey login', (database) => {
     expectPasskeyInvalid(await passkeyLogin(app, device));
     await setUser(user.id, { lockedUntil: null });
     expect((await passkeyLogin(app, device)).status).toBe(200);
+  });
+
+  it('resets the failed-login counter on success and does not count refused assertions on it', async () => {
+    const { user, device } = await userWithPasskey('ivy');
+    await setUser(user.id, { failedLoginCount: 2 });
+    expectPasskeyInvalid(await passkeyLogin(app, device, { overrides: { userVerified: false } }));
+    expect(await failedLoginCount(app, user.id)).toBe(2);
+    expect((await passkeyLogin(app, device)).status).toBe(200);
+    expect(await failedLoginCount(app, user.id)).toBe(0);
   });
 
   it('refuses a deleted passkey', async () => {
