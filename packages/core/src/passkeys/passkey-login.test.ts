@@ -226,15 +226,21 @@ describeEachDatabase('Passkey login', (database) => {
 describeEachDatabase('Passkey login rate limit', (database) => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ database, settings: { ...PASSKEY_TEST_SETTINGS, auth_rate_limit: 2 } });
+    app = await startTestApp({
+      database,
+      settings: { ...PASSKEY_TEST_SETTINGS, auth_rate_limit: 2, wrap_auth_token_response: true },
+    });
   });
   afterAll(() => app.close());
 
-  it('counts passkey logins against auth_rate_limit with password logins', async () => {
+  it('counts passkey logins against auth_rate_limit with password logins; the pair follows the envelope policy', async () => {
     const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
     const user = await app.createUser({ username: 'alice' });
     await registerPasskey(await app.loginAs(user), device); // one password login counted
-    expect((await passkeyLogin(app, device)).status).toBe(200);
+    const ok = await passkeyLogin(app, device);
+    expect(ok.status).toBe(200);
+    // wrap_auth_token_response: enveloped like POST /auth/token.
+    expect(ok.body).toMatchObject({ success: true, data: { token_type: 'bearer' } });
     const limited = await passkeyLogin(app, device);
     expect(limited.status).toBe(429);
     expect(limited.body.detail[0].code).toBe('auth.rate_limited');
