@@ -243,11 +243,6 @@ describeEachDatabase('Personal access tokens', (database) => {
       expect(res.body.detail[0]).toMatchObject({ code: 'auth.token_invalid' });
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
     };
-    await admin.patch(`/api/admin/user/${carol.user.id}`, { isActive: false });
-    await expectInvalid();
-    await admin.patch(`/api/admin/user/${carol.user.id}`, { isActive: true });
-    expect((await pat.get('/api/auth/user')).status).toBe(200);
-
     const expiring = await createToken(carol, { expiresInDays: 1 });
     await setTokenRow(app, expiring.id, { expiresAt: new Date(Date.now() - 1000) });
     const expired = await app.as(expiring.token).get('/api/auth/user');
@@ -265,6 +260,11 @@ describeEachDatabase('Personal access tokens', (database) => {
     expect(unknown.status).toBe(401);
     expect(unknown.body.detail[0]).toMatchObject({ code: 'auth.token_invalid' });
 
+    // Deactivation ends the owner's logins too (SPEC-2 "Sessions"): the token checks come before it.
+    await admin.patch(`/api/admin/user/${carol.user.id}`, { isActive: false });
+    await expectInvalid();
+    await admin.patch(`/api/admin/user/${carol.user.id}`, { isActive: true });
+    expect((await pat.get('/api/auth/user')).status).toBe(200);
     expect((await admin.delete(`/api/admin/user/${carol.user.id}`)).status).toBe(204);
     await expectInvalid();
   });
