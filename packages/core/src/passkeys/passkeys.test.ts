@@ -96,6 +96,31 @@ describeEachDatabase('Passkey registration and management', (database) => {
     expect(replay.body.detail[0]).toMatchObject({ code: 'auth.passkey_invalid', loc: ['body', 'response'] });
   });
 
+  it('refuses a credential registered already, by the same user or another (never moved)', async () => {
+    const carol = await app.loginAs(await app.createUser({ username: 'carol' }));
+    const started = await carol.post('/api/auth/passkeys/register/options');
+    const first = new SoftAuthenticator(PASSKEY_TEST_ORIGIN).create(started.body.data);
+    expect((await carol.post('/api/auth/passkeys/register', { response: first })).status).toBe(201);
+    const aliceBefore = (await alice.get('/api/auth/passkeys')).body.data.length;
+    // With `none` attestation the client data is not signed: the same credential answers a new challenge.
+    for (const client of [carol, alice]) {
+      const next = await client.post('/api/auth/passkeys/register/options');
+      const clientData = {
+        type: 'webauthn.create',
+        challenge: next.body.data.challenge,
+        origin: PASSKEY_TEST_ORIGIN,
+      };
+      const clientDataJSON = Buffer.from(JSON.stringify(clientData)).toString('base64url');
+      const res = await client.post('/api/auth/passkeys/register', {
+        response: { ...first, response: { ...first.response, clientDataJSON } },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail[0].code).toBe('auth.passkey_invalid');
+    }
+    expect((await carol.get('/api/auth/passkeys')).body.data).toHaveLength(1);
+    expect((await alice.get('/api/auth/passkeys')).body.data).toHaveLength(aliceBefore);
+  });
+
   it("refuses another user's registration challenge", async () => {
     const started = await bob.post('/api/auth/passkeys/register/options');
     const response = new SoftAuthenticator(PASSKEY_TEST_ORIGIN).create(started.body.data);
