@@ -228,7 +228,12 @@ describeEachDatabase('Passkey login rate limit', (database) => {
   beforeAll(async () => {
     app = await startTestApp({
       database,
-      settings: { ...PASSKEY_TEST_SETTINGS, auth_rate_limit: 2, wrap_auth_token_response: true },
+      settings: {
+        ...PASSKEY_TEST_SETTINGS,
+        auth_rate_limit: 2,
+        wrap_auth_token_response: true,
+        activity_log_enabled: true,
+      },
     });
   });
   afterAll(() => app.close());
@@ -245,6 +250,20 @@ describeEachDatabase('Passkey login rate limit', (database) => {
     expect(limited.status).toBe(429);
     expect(limited.body.detail[0].code).toBe('auth.rate_limited');
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('records passkey logins in the activity log like password logins', async () => {
+    const recent = await app.app.runtime.ports.get('activity').recent(20);
+    const logins = (recent ?? []).filter((entry) => String(entry.path).startsWith('/api/auth/'));
+    expect(logins).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/api/auth/token', status_code: 200 }),
+    );
+    expect(logins).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/api/auth/passkey/token', status_code: 200 }),
+    );
+    expect(logins).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/api/auth/passkey/token', status_code: 429 }),
+    );
   });
 });
 
