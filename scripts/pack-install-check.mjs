@@ -30,7 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'migrations', 'cli']; // dependency order
+const PACKAGES = ['core', 'migrations', 'cli', 'client']; // dependency order (client: none)
 const ADMIN_PASSWORD = 'packaging-check-correct-horse-battery';
 const READER_PASSWORD = 'packaging-check-reader-password';
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -57,6 +57,7 @@ const REQUIRED_FILES = {
   ],
   migrations: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'],
   cli: ['package.json', 'README.md', 'bin/svc.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
+  client: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/schema.d.ts'],
 };
 const FORBIDDEN_FILES = [
   [/\.test\.[cm]?[jt]s/, 'a test file'],
@@ -100,12 +101,22 @@ import { startTestApp, type TestApp } from '@svc/core/testing';
 import * as internal from '@svc/core/internal';
 import * as migrations from '@svc/migrations';
 import * as cli from '@svc/cli';
+import { createClient, SvcApiError, type SvcErrorCode, type SvcUser } from '@svc/client';
 import { app } from './main.js';
 
 const typed: App = app;
 const start: (options: Parameters<typeof startTestApp>[0]) => Promise<TestApp> = startTestApp;
 export type Context = HandlerContext;
 export { typed, start, internal, migrations, cli };
+
+// The client's typed routes and error codes, as a frontend uses them.
+export async function clientUse(): Promise<string> {
+  const client = createClient({ baseUrl: 'http://127.0.0.1:8000' });
+  const { data } = await client.api.GET('/api/auth/user');
+  const me: SvcUser | undefined = data?.data;
+  const code: SvcErrorCode = 'auth.invalid_credentials';
+  return me?.username ?? (new SvcApiError(401, []).code === code ? code : '');
+}
 `;
 
 /** The repository's web address, from a manifest's \`repository.url\` (\`git+https://….git\`). */
@@ -422,7 +433,9 @@ async function main() {
        const migrations = await import('@svc/migrations');
        if (Object.keys(migrations).length === 0) throw new Error('@svc/migrations exports nothing');
        const cli = await import('@svc/cli');
-       if (typeof cli.run !== 'function') throw new Error('@svc/cli lacks run');`,
+       if (typeof cli.run !== 'function') throw new Error('@svc/cli lacks run');
+       const client = await import('@svc/client');
+       if (typeof client.createClient !== 'function') throw new Error('@svc/client lacks createClient');`,
     ],
     { cwd: project, env },
   );
@@ -507,6 +520,29 @@ async function main() {
   const ping = await request(base, 'GET', '/api/open/ping');
   expectStatus('GET /api/open/ping (public)', ping, 200);
 
+  // @svc/client from its tarball, on Node (docs/client.md): login, the user, a refused login's code.
+  const clientCheck = run(
+    'node',
+    [
+      '--input-type=module',
+      '-e',
+      `import { createClient, SvcApiError } from '@svc/client';
+       const client = createClient({ baseUrl: process.argv[1] });
+       const step = await client.login('admin', process.argv[2]);
+       if (step.status !== 'signed-in') throw new Error('login: ' + JSON.stringify(step));
+       const me = await client.user();
+       const refused = await createClient({ baseUrl: process.argv[1] }).login('admin', 'wrong-password').catch((e) => e);
+       if (!(refused instanceof SvcApiError)) throw new Error('a refused login is no SvcApiError: ' + refused);
+       console.log(JSON.stringify({ username: me.username, code: refused.code }));`,
+      base,
+      ADMIN_PASSWORD,
+    ],
+    { cwd: project, env },
+  );
+  const clientResult = JSON.parse(clientCheck.stdout.trim());
+  if (clientResult.username !== 'admin' || clientResult.code !== 'auth.invalid_credentials')
+    fail(`@svc/client on Node: ${clientCheck.stdout}`);
+
   // 5. Graceful stop: SIGTERM to the svc process, exit code 0 (npx passes it through). npx itself does not
   //    forward SIGTERM to the program it runs: it would die and leave the server running (see docs/deployment.md).
   const svcPid = leafProcessOf(server.child.pid);
@@ -554,6 +590,7 @@ async function main() {
       'GET /api/auth/user',
       'protected route 200/401/403',
       'public route',
+      '@svc/client login and user() on Node',
       'SIGTERM exit 0',
       'tsc on the project (strict, skipLibCheck off)',
       'svc init Docs line',

@@ -95,7 +95,12 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
         '@svc/core',
         '@svc/migrations',
         '@svc/cli',
+        '@svc/client',
       ]);
+      // The browser and Node client depends on no other svc package (docs/client.md).
+      expect(
+        Object.keys(summary.tarballs.find((tarball) => tarball.name === '@svc/client')!.dependencies),
+      ).toEqual(['openapi-fetch']);
       for (const tarball of summary.tarballs) {
         expect(tarball.declarations).toBeGreaterThan(0);
         expect(tarball.javascript).toBeGreaterThan(0);
@@ -108,7 +113,13 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
         'tsx',
       );
       expect(summary.checks).toEqual(
-        expect.arrayContaining(['svc init', 'svc serve', 'protected route 200/401/403', 'SIGTERM exit 0']),
+        expect.arrayContaining([
+          'svc init',
+          'svc serve',
+          'protected route 200/401/403',
+          '@svc/client login and user() on Node',
+          'SIGTERM exit 0',
+        ]),
       );
       // A strict consumer (skipLibCheck off) compiles against svc's declarations: the script fails on any
       // error in them or in the consumer's files; only other packages' own declarations may have some.
