@@ -9,3 +9,18 @@ export const FORGOT_RATE_LIMIT_SCOPE = 'password-forgot';
  * against it (a login before accepting gets the uniform 401), and what marks the invitation as pending.
  */
 export const INVITED_PASSWORD_HASH = '!invited';
+/**
+ * The top-level keys of `GET /auth/user/export` (SPEC-2 "Administration and self-service"), in this order;
+ * a key no module provides is exported as `[]`, so the shape stays the same whatever modules run.
+ */
+export const ACCOUNT_EXPORT_KEYS = [
+  'user',
+  'settings',
+  'groups',
+  'permissions',
+  'mfa',
+  'sessions',
+  'personalTokens',
+  'passkeys',
+  'activity',
+] as const;

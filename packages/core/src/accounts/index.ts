@@ -1,6 +1,7 @@
 import { defineModule } from '../kernel/module.js';
 import { createAccountPages } from './pages.js';
 import { createAccountsRouter } from './routes.js';
+import { createSelfService } from './self-service.js';
 import { createAccountService } from './service.js';
 import { createAccountStore } from './store.js';
 import { accountTables } from './tables.js';
@@ -15,11 +16,12 @@ export const accountsModule = defineModule({
   tables: accountTables,
   provides: ['accounts'],
   requires: ['loginGuard', 'mail'],
-  uses: ['rateLimiter', 'userSettings'],
+  uses: ['rateLimiter', 'userSettings', 'accountExport', 'accountRemoval', 'secondFactor'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
     ports.provide('accounts', { sendVerification: service.sendVerification });
-    return { routers: createAccountsRouter(service), pages: createAccountPages(service, settings) };
+    const self = createSelfService({ settings, ports });
+    return { routers: createAccountsRouter(service, self), pages: createAccountPages(service, settings) };
   },
 });

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { defineRouter, type Router } from '../kernel/router.js';
 import { toUserOut, UserOut } from '../kernel/user-out.js';
-import { AcceptBody, ForgotBody, InviteBody, ResetBody, VerifyBody } from './schemas.js';
+import {
+  AcceptBody,
+  AccountExportOut,
+  ForgotBody,
+  InviteBody,
+  ResetBody,
+  SelfDeleteBody,
+  VerifyBody,
+} from './schemas.js';
+import { exportDisposition, type SelfService } from './self-service.js';
 import type { AccountService } from './service.js';
 
 /** Password reset and email verification (SPEC-2 "Routes"; router name `accounts` for `disable_core_routers`). */
@@ -11,7 +20,7 @@ const TokenPairOut = z.object({
   refresh_token: z.string(),
 });
 
-export function createAccountsRouter(service: AccountService): Router[] {
+export function createAccountsRouter(service: AccountService, self: SelfService): Router[] {
   const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'] });
   accounts.post(
     '/user/email/verify-request',
@@ -80,6 +89,42 @@ export function createAccountsRouter(service: AccountService): Router[] {
       envelope: 'auth-token',
     },
     (ctx) => service.acceptInvitation(ctx.body.token, ctx.body.password),
+  );
+  accounts.get(
+    '/user/export',
+    {
+      summary: 'Download everything stored about the own account',
+      description:
+        'JSON, not enveloped, as an attachment (`svc-account-<username>.json`): `user`, `settings`, `groups`, ' +
+        '`permissions` ({direct, effective}), `mfa` ({enabled, method}), `sessions`, `personalTokens`, ' +
+        '`passkeys`, `activity` (the newest 1,000 entries); a part no module stores is `[]`. No secrets.',
+      response: AccountExportOut,
+      envelope: false,
+      // A personal token reads no sessions or tokens (SPEC-2 section 4): neither does it read them all here.
+      allowPersonalToken: false,
+    },
+    async (ctx) => {
+      const data = await self.exportAccount(ctx.user.id);
+      ctx.setHeader('Content-Disposition', exportDisposition(ctx.user.username));
+      // Personal data: kept by no cache on the way.
+      ctx.setHeader('Cache-Control', 'no-store');
+      return data;
+    },
+  );
+  accounts.delete(
+    '/user',
+    {
+      summary: 'Delete the own account',
+      description:
+        '204 with the password (and `code`, a TOTP or backup code, while MFA is active): the account goes as ' +
+        'with `DELETE /admin/user/{user_id}`. 403 `auth.self_delete_disabled` unless `self_delete_enabled`; ' +
+        '400 `auth.password_incorrect`, `auth.mfa_code_required`, `auth.mfa_code_incorrect`, ' +
+        '`user.last_superuser`. Wrong passwords and codes count on the login lock.',
+      body: SelfDeleteBody,
+      status: 204,
+      allowPersonalToken: false,
+    },
+    (ctx) => self.deleteOwnAccount(ctx.user.id, ctx.body.password, ctx.body.code),
   );
 
   const admin = defineRouter({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PASSWORD_MAX_LENGTH } from '../kernel/user-out.js';
+import { PASSWORD_MAX_LENGTH, UserOut } from '../kernel/user-out.js';
 import { TOKEN_MAX_LENGTH } from './constants.js';
 
 /** `POST /auth/password/forgot`. */
@@ -33,3 +33,29 @@ export const ResetBody = z.object({
   token: z.string().min(1).max(TOKEN_MAX_LENGTH),
   newPassword: z.string().max(PASSWORD_MAX_LENGTH),
 });
+
+/** `DELETE /auth/user` (SPEC-2 "Administration and self-service"). */
+export const SelfDeleteBody = z.object({
+  password: z.string().max(PASSWORD_MAX_LENGTH),
+  code: z.string().max(64).optional().describe('A TOTP or backup code; required while MFA is active'),
+});
+
+const rows = (what: string) => z.array(z.record(z.string(), z.unknown())).describe(what);
+
+/** `GET /auth/user/export`: the documented keys; a project's modules may add more. */
+export const AccountExportOut = z
+  .object({
+    user: UserOut.extend({ permissions: z.array(z.string()) }).describe('As `GET /auth/user` shows it'),
+    settings: z.record(z.string(), z.record(z.string(), z.unknown())).describe('Values by section'),
+    groups: rows('The groups of the user, with their permissions'),
+    permissions: z.object({
+      direct: rows('Permissions given to the user directly'),
+      effective: z.array(z.string()).describe('Codenames from groups and direct permissions'),
+    }),
+    mfa: z.object({ enabled: z.boolean(), method: z.string().nullable() }),
+    sessions: rows('The active sessions (logins)'),
+    personalTokens: rows('Personal access tokens, without the tokens'),
+    passkeys: rows('Passkeys, without their keys'),
+    activity: rows('The newest 1,000 activity log entries of the user, newest first'),
+  })
+  .catchall(z.unknown());

@@ -236,6 +236,9 @@ export function createApp(options: AppOptions = {}): App {
         mounted.push({ router, core: isCore, module: module.name });
     }
     for (const router of options.routers ?? []) mounted.push({ router, core: false });
+    // SPEC-2 "Administration and self-service": the account export reads every module's part through this
+    // port, gathered once every module is set up (as kernel/http provides the route table).
+    ports.provide('accountExport', { parts: gatherAccountExport(modules, instances) });
 
     const http = createHttpApp({
       settings,
@@ -377,6 +380,27 @@ export function createApp(options: AppOptions = {}): App {
     },
   };
   return app;
+}
+
+/** The modules' `accountExport` entries by top-level key; a key two modules claim refuses the start. */
+function gatherAccountExport(
+  modules: readonly SvcModule[],
+  instances: readonly ModuleInstance[],
+): Record<string, (userId: string) => Promise<unknown>> {
+  const parts: Record<string, (userId: string) => Promise<unknown>> = {};
+  const owners = new Map<string, string>();
+  instances.forEach((instance, index) => {
+    const name = modules[index]!.name;
+    for (const [key, part] of Object.entries(instance.accountExport ?? {})) {
+      const owner = owners.get(key);
+      if (owner !== undefined) {
+        throw new Error(`modules '${owner}' and '${name}' both export the account key '${key}'`);
+      }
+      owners.set(key, name);
+      parts[key] = part;
+    }
+  });
+  return parts;
 }
 
 /**

@@ -6,6 +6,9 @@ export const DESCRIPTION_MAX_LENGTH = 500;
 export const ACTIVITY_LIMIT_DEFAULT = 10;
 export const ACTIVITY_LIMIT_MAX = 500;
 
+/** SPEC-2 "Administration and self-service": the account export carries the newest 1,000 entries. */
+export const ACCOUNT_EXPORT_ACTIVITY_LIMIT = 1_000;
+
 /** SPEC "Audit routes": `orderBy` default. */
 export const DEFAULT_ORDER_BY = '-timestamp';
 

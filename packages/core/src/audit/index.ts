@@ -25,7 +25,10 @@ export const auditModule = defineModule({
     const service = createActivityService({ settings, store, table, drain: () => writer.drain() });
     // The snapshot reads whatever is stored, also when recording is off (SPEC "Frame format").
     ports.provide('activity', { recent: (limit) => service.snapshot(limit) });
-    if (!settings.activity_log_enabled) return {};
+    // SPEC-2 "Administration and self-service": the export's `activity`, also what was stored before recording
+    // was turned off.
+    const accountExport = { activity: (userId: string) => service.ofUser(userId) };
+    if (!settings.activity_log_enabled) return { accountExport };
 
     const recorder = createActivityRecorder({
       settings,
@@ -39,6 +42,7 @@ export const auditModule = defineModule({
     });
     return {
       routers: [createAuditRouter(service)],
+      accountExport,
       ...(settings.activity_log_sync
         ? { beforeResponse: (record) => recorder.beforeResponse(record) }
         : { onRequestEnd: (record) => recorder.onRequestEnd(record) }),

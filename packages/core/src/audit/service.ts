@@ -1,6 +1,6 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
-import { DEFAULT_ORDER_BY, TOTAL_COUNT_BOUND } from './constants.js';
+import { ACCOUNT_EXPORT_ACTIVITY_LIMIT, DEFAULT_ORDER_BY, TOTAL_COUNT_BOUND } from './constants.js';
 import { pathFragments } from './sanitize.js';
 import type { ActivityLogQuery, ActivityOut, RecentActivityQuery } from './schemas.js';
 import { isMissingTableError } from '../kernel/errors/format.js';
@@ -102,6 +102,17 @@ export function createActivityService(deps: ActivityServiceDeps) {
         offset: 0,
       });
       return rows.map(toActivityOut);
+    },
+
+    /** The account export's `activity`: the user's newest entries first; none when the table is missing. */
+    async ofUser(userId: string): Promise<ActivityOut[]> {
+      await drainQuietly();
+      try {
+        return (await deps.store.ofUser(userId, ACCOUNT_EXPORT_ACTIVITY_LIMIT)).map(toActivityOut);
+      } catch (error) {
+        if (isMissingTableError(error)) return [];
+        throw error;
+      }
     },
 
     /** The `activity` port: last `limit` entries, oldest first, snake_case; null when the table is missing. */

@@ -315,6 +315,18 @@ export function createActivityStore(
         .limit(limit);
     },
 
+    /** The user's newest `limit` entries: one query on the (user_id, timestamp) index. */
+    async ofUser(userId: string, limit: number): Promise<StoredActivity[]> {
+      return readRows(
+        orm
+          .select()
+          .from(table)
+          .where(eq(table.userId, userId))
+          .orderBy(sql`${table.timestamp} desc`, sql`${table.id} desc`)
+          .limit(limit),
+      );
+    },
+
     async countOlderThan(cutoff: Date): Promise<number> {
       return readNumber(sql`select count(*) from ${table} where ${lt(table.timestamp, cutoff)}`);
     },

@@ -1,6 +1,7 @@
 import { defineModule } from '../kernel/module.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
+import { toUserOut } from './schemas.js';
 import { createAuthService } from './service.js';
 import { createAuthStore } from './store.js';
 import { createTokenSigner } from './tokens.js';
@@ -36,6 +37,13 @@ export const authModule = defineModule({
     ports.provide('rateLimiter', { hit: service.rateLimit });
     return {
       routers: [createAuthRouter(service)],
+      // SPEC-2 "Administration and self-service": the export's `user`, as `GET /auth/user` shows it.
+      accountExport: {
+        async user(userId) {
+          const row = await service.profile(userId);
+          return { ...toUserOut(row), permissions: row.permissions };
+        },
+      },
       onStartup() {
         // Every module is set up by now: the rbac module's resolver wins; this same-query fallback serves
         // when it is absent.

@@ -27,6 +27,7 @@ function probeModule(events: { type: string; data: unknown }[]): SvcModule {
       });
       ports.provide('secondFactor', {
         startChallenge: async (user) => (user.username.startsWith('mfa-') ? `challenge-of-${user.id}` : null),
+        checkAccountCode: async () => undefined,
       });
       return {};
     },

@@ -103,6 +103,13 @@ export interface ActivityReader {
 export interface SecondFactor {
   /** When the user must pass a second step, starts the challenge and returns the `mfa_token`. */
   startChallenge(user: AuthUser): Promise<string | null>;
+  /**
+   * The second factor of an own-account operation (SPEC-2 "Administration and self-service": `DELETE
+   * /auth/user`): nothing to check while the user has no active MFA; else `code` (a TOTP or backup code) is
+   * required, 400 `auth.mfa_code_required`, and a wrong one is 400 `auth.mfa_code_incorrect`, counted on the
+   * login counter like a wrong login (429 once it locks the account). A valid code is used up.
+   */
+  checkAccountCode(userId: string, code: string | undefined): Promise<void>;
 }
 
 /**
@@ -263,6 +270,24 @@ export interface PersonalTokenAuthenticator {
   authenticate(token: string, clientIp: string): Promise<PersonalTokenUser>;
 }
 
+/**
+ * Every module's part of `GET /auth/user/export` (SPEC-2 "Administration and self-service"): the
+ * `accountExport` entries of all modules, gathered by the app once every module is set up.
+ */
+export interface AccountExportParts {
+  /** Top-level key of the export to the function that returns that part for a user. */
+  readonly parts: Readonly<Record<string, (userId: string) => Promise<unknown>>>;
+}
+
+/** Deleting an account (implemented by `users`: the same deletion as `DELETE /admin/user/{user_id}`). */
+export interface AccountRemoval {
+  /**
+   * Deletes the user with everything that cascades from it (logins, MFA, settings, tokens) and closes their
+   * event sockets; 400 `user.last_superuser` (at `loc`) for the only active superuser.
+   */
+  deleteAccount(userId: string, loc: (string | number)[]): Promise<void>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -279,6 +304,8 @@ export interface Ports {
   accounts: AccountLinks;
   passkeys: PasskeyFactor;
   personalTokens: PersonalTokenAuthenticator;
+  accountExport: AccountExportParts;
+  accountRemoval: AccountRemoval;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

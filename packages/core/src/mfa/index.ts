@@ -38,6 +38,10 @@ export const mfaModule = defineModule({
     };
     const service = createMfaService({ settings, cache, store, sender, log, ports });
     ports.provide('secondFactor', service); // auth asks for it during login
-    return { routers: [createMfaRouter(service), createMfaAdminRouter(service)] };
+    return {
+      routers: [createMfaRouter(service), createMfaAdminRouter(service)],
+      // SPEC-2 "Administration and self-service": the export's `mfa`, {enabled, method} and no secret.
+      accountExport: { mfa: (userId) => service.statusOf(userId) },
+    };
   },
 });

@@ -262,9 +262,43 @@ export function createMfaService(deps: MfaServiceDeps) {
   }
 
   const service = {
-    async status(user: AuthUser): Promise<MfaStatus> {
-      const config = await store.config(user.id);
+    status: (user: AuthUser): Promise<MfaStatus> => service.statusOf(user.id),
+
+    async statusOf(userId: string): Promise<MfaStatus> {
+      const config = await store.config(userId);
       return config?.isActive ? { enabled: true, method: config.method } : { enabled: false, method: null };
+    },
+
+    /**
+     * SPEC-2 "Administration and self-service" (`DELETE /auth/user`): with MFA active (as at login), a TOTP or
+     * backup code is required; a wrong one counts on the login counter like a wrong login code (SPEC "Account
+     * login lock"), a replayed valid one is refused uncounted, a valid one is used up.
+     */
+    async checkAccountCode(userId: string, input: string | undefined): Promise<void> {
+      if (!settings.mfa_enabled) return;
+      const config = await store.config(userId);
+      if (!config?.isActive) return;
+      if (input === undefined || input.trim() === '') throw new SvcError('auth.mfa_code_required');
+      const guard = loginGuard();
+      const admission = await guard.admitAttempt(userId);
+      if (!admission.admitted) {
+        await guard.assertNotLocked(userId, 'auth.too_many_attempts');
+        throw new SvcError('auth.too_many_attempts');
+      }
+      let settled = false;
+      try {
+        // No login challenge here: an email or SMS account answers with a backup code.
+        const outcome = await checkCode(config, null, '', input);
+        settled = true;
+        if (outcome === 'wrong' && (await guard.settleWrong(admission))) {
+          await guard.assertNotLocked(userId, 'auth.too_many_attempts');
+          throw new SvcError('auth.too_many_attempts');
+        }
+        if (outcome !== 'wrong') await guard.releaseAttempt(admission);
+        if (outcome !== 'ok') throw new SvcError('auth.mfa_code_incorrect');
+      } finally {
+        if (!settled) await guard.releaseAttempt(admission).catch(() => undefined);
+      }
     },
 
     /** SPEC "MFA enrolment": none → TOTP pending; returns the secret, its URI and the backup codes. */

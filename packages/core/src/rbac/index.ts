@@ -1,6 +1,7 @@
+import { resolveLocale, translator } from '../kernel/i18n/index.js';
 import { defineModule } from '../kernel/module.js';
 import { createRbacRouter } from './routes.js';
-import { createRbacService } from './service.js';
+import { createRbacService, groupOut, permissionOut } from './service.js';
 import { createRbacStore } from './store.js';
 
 /**
@@ -22,6 +23,21 @@ export const rbacModule = defineModule({
       routes: () => ports.find('routes')?.routes ?? [],
       settings,
     });
-    return { routers: [router] };
+    // The export has no request: labels in default_locale, as the admin routes answer without Accept-Language.
+    const t = translator(resolveLocale(settings.default_locale));
+    return {
+      routers: [router],
+      // SPEC-2 "Administration and self-service": the export's `groups` and `permissions` ({direct, effective}).
+      accountExport: {
+        groups: async (userId) => (await store.groupsOfUser(userId)).map((g) => groupOut(g, t)),
+        async permissions(userId) {
+          const [direct, effective] = await Promise.all([
+            store.directPermissionsOfUser(userId),
+            store.effectivePermissions(userId),
+          ]);
+          return { direct: direct.map((p) => permissionOut(p, t)), effective };
+        },
+      },
+    };
   },
 });

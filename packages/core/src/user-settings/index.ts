@@ -26,6 +26,10 @@ export const userSettingsModule = defineModule({
     const store = createSettingsStore(authDb, coreTables);
     const service = createUserSettingsService({ sections, store, cache, log });
     ports.provide('userSettings', service.reader);
-    return { routers: [createSettingsRouter(service)] };
+    return {
+      routers: [createSettingsRouter(service)],
+      // SPEC-2 "Administration and self-service": the export's `settings`, the values as the settings routes show them.
+      accountExport: { settings: (userId) => service.values(userId) },
+    };
   },
 });

@@ -6,6 +6,7 @@ import { createUserStore } from './store.js';
 /** User administration for superusers (SPEC "User administration"); router name `users`. */
 export const usersModule = defineModule({
   name: 'users',
+  provides: ['accountRemoval'],
   requires: ['loginGuard', 'tokens'],
   uses: ['accounts'],
   setup({ settings, authDb, coreTables, ports, log }) {
@@ -23,6 +24,7 @@ export const usersModule = defineModule({
       accounts: () => ports.find('accounts'),
       now: () => new Date(),
     });
+    ports.provide('accountRemoval', { deleteAccount: service.deleteAccount });
     return {
       routers: [createUsersRouter(service)],
       // docs/performance.md "Large tables": the text index of `search`, and the read worker stopped at the end.

@@ -56,7 +56,25 @@ export function createUserService(deps: UserServiceDeps) {
     return row;
   }
 
+  /**
+   * Deletes the user (logins, MFA, settings and tokens cascade) and closes their event sockets: one deletion
+   * for the admin route and `DELETE /auth/user` (SPEC-2 "Administration and self-service"). False: no such user.
+   */
+  async function deleteAccount(userId: string, loc: (string | number)[]): Promise<boolean> {
+    const outcome = await store.delete(userId);
+    if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc });
+    if ('notFound' in outcome) return false;
+    deps.events().userChanged(userId, 'deleted');
+    return true;
+  }
+
   return {
+    /** The `accountRemoval` port: the caller's own account (gone meanwhile: 401 `user.not_found`). */
+    async deleteAccount(userId: string, loc: (string | number)[]): Promise<void> {
+      if (!isCanonicalUuid(userId) || !(await deleteAccount(userId, loc)))
+        throw new SvcError('user.not_found');
+    },
+
     async list(query: UserListQuery): Promise<Page<UserOut>> {
       const { column, descending } = resolveOrderBy(query.orderBy, sortable, DEFAULT_USER_ORDER);
       const { rows, total } = await store.list({
@@ -145,11 +163,7 @@ export function createUserService(deps: UserServiceDeps) {
     async remove(actor: Actor, userId: string): Promise<void> {
       if (actor && actor.id === userId)
         throw new SvcError('user.cannot_delete_self', { loc: ['path', 'user_id'] });
-      if (!isCanonicalUuid(userId)) throw notFound();
-      const outcome = await store.delete(userId);
-      if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc: ['path', 'user_id'] });
-      if ('notFound' in outcome) throw notFound();
-      deps.events().userChanged(userId, 'deleted');
+      if (!isCanonicalUuid(userId) || !(await deleteAccount(userId, ['path', 'user_id']))) throw notFound();
     },
   };
 }

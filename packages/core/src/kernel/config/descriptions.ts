@@ -186,6 +186,7 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Signs the tokens. Required, random, at least 32 characters. Secret: environment or .env only',
     constraint: 'at least 32 characters',
   },
+  self_delete_enabled: { meaning: 'Allow `DELETE /auth/user`: users delete their own account' },
   smtp_url: {
     meaning:
       'smtp://user:pass@host:port or smtps://...: the built-in mailer delivers over SMTP (also the MFA email codes when no mfaSender is given). Empty: mails are not delivered, a warning is logged (with debug, the link too). Secret: environment or .env only',

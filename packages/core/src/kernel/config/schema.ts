@@ -128,6 +128,7 @@ const KnownSettingsSchema = z.object({
   request_id_enabled: bool.default(true),
   require_verified_email: bool.default(false),
   secret_key: str.default(''),
+  self_delete_enabled: bool.default(false),
   smtp_url: str.default('').refine((v) => v === '' || /^smtps?:\/\/\S+$/i.test(v), {
     message: 'an smtp:// or smtps:// URL',
   }),

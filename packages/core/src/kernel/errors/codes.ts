@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   'auth.reset_token_invalid': { status: 400, loc: ['body', 'token'] },
   'auth.verify_token_invalid': { status: 400, loc: ['body', 'token'] },
   'auth.invitation_invalid': { status: 400, loc: ['body', 'token'] },
+  'auth.mfa_code_required': { status: 400, loc: ['body', 'code'] },
+  'auth.mfa_code_incorrect': { status: 400, loc: ['body', 'code'] },
   'user.no_email': { status: 400, loc: ['body'] },
   'user.email_exists': { status: 400, loc: ['body', 'email'] },
   'user.disabled': { status: 400, loc: AUTH_HEADER },
@@ -55,6 +57,7 @@ export const ERROR_CODES = {
   'auth.passkey_invalid': { status: 401, loc: ['body', 'response'] }, // registration passes status 400
   // 403
   'auth.registration_disabled': { status: 403, loc: ['body'] },
+  'auth.self_delete_disabled': { status: 403, loc: ['body'] },
   'access.superuser_required': { status: 403, loc: AUTH_HEADER },
   'access.staff_required': { status: 403, loc: AUTH_HEADER },
   'access.permissions_missing': { status: 403, loc: AUTH_HEADER }, // params.permissions
