@@ -26,10 +26,22 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
   const { mfaConfig: c, mfaPending: p } = tables;
   const u = core.user;
   const orm = db.orm;
+  // Read by every login (is MFA active?): built once and, on PostgreSQL, a named prepared statement that the
+  // server parses and plans once per connection (docs/performance.md "PostgreSQL round trips").
+  const configStatement = (
+    orm
+      .select()
+      .from(c)
+      .where(eq(c.userId, sql.placeholder('userId'))) as unknown as {
+      prepare(name: string): {
+        execute(values: { userId: string }): PromiseLike<MfaConfigRow[]> | MfaConfigRow[];
+      };
+    }
+  ).prepare('svc_mfa_config_by_user');
 
   return {
     async config(userId: string): Promise<MfaConfigRow | undefined> {
-      const [row] = await orm.select().from(c).where(eq(c.userId, userId));
+      const [row] = await configStatement.execute({ userId });
       return row;
     },
 

@@ -474,12 +474,15 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     ...(options.server ? { connection: { statement_timeout: statementTimeoutMs } } : {}),
   });
   const faults = createFaultMemory();
+  const bound = options.server
+    ? boundStatements(client, statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS, faults.note)
+    : client;
   const orm = drizzlePg({
-    client: options.server
-      ? boundStatements(client, statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS, faults.note)
-      : client,
+    client: bound,
     logger: s.dbdebug ? drizzleLogger(options.log) : false,
   }) as unknown as Orm;
+  const dialect = (orm as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } })
+    .dialect;
   const pgOrm = orm as unknown as { transaction<T>(fn: (tx: unknown) => Promise<T>): Promise<T> };
   const name = (() => {
     try {
@@ -498,8 +501,14 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       await client.unsafe(statement);
     },
     async all<T>(query: SQL) {
-      const result = await (orm as unknown as { execute(q: SQL): Promise<T[]> }).execute(query);
-      return [...result];
+      // A prepared statement (docs/performance.md "PostgreSQL round trips"): postgres-js keeps it per
+      // connection by its text, so PostgreSQL parses and plans the hand-written statements of hot paths
+      // (the completed login, the refresh rotation: values are parameters, the text never changes) once per
+      // connection instead of on every call, where drizzle's `execute` sends them unnamed.
+      const { sql: text, params } = dialect.sqlToQuery(query);
+      if (s.dbdebug) options.log.debug(`SQL ${text}`, { params });
+      const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
+      return [...(await unsafe(text, params, { prepare: true }))];
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
       return pgOrm.transaction((tx) => fn(tx as Orm));
