@@ -229,6 +229,18 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       stops.push(better.stop);
     }
 
+    // PostgreSQL: the CPU of the database's backend processes too (`pg_stat_activity`, then /proc).
+    let dbCpu;
+    if (databaseUrl) {
+      const postgres = (await import('./lib/pg.mjs')).default.client(databaseUrl);
+      stops.push(() => postgres.end());
+      dbCpu = async () => {
+        const rows =
+          await postgres`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+        return new Map(rows.map(({ pid }) => [pid, cpuSecondsOf(pid)]).filter(([, s]) => Number.isFinite(s)));
+      };
+    }
+
     const c = PLAN.connections;
     const servers = new Map([
       [bare.port, bare.child.pid],
@@ -293,6 +305,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
     const run = async (key, seconds) => {
       const { pid, minSeconds = 0, ...job } = jobs[key];
       seconds = Math.max(seconds, minSeconds);
+      const dbBefore = await dbCpu?.();
       const cpuBefore = cpuSecondsOf(pid);
       const r = job.argon2
         ? await ask(argon2, { concurrency: c, seconds }, 'argon2')
@@ -300,6 +313,13 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       // Server CPU per request: the process (threads and children included) over the round, divided by the
       // requests answered in it.
       r.cpu = (cpuSecondsOf(pid) - cpuBefore) / r.total;
+      if (dbCpu) {
+        // Only one job runs at a time: what the database's backends spent meanwhile is that job's.
+        const after = await dbCpu();
+        let spent = 0;
+        for (const [backend, seconds] of after) spent += seconds - (dbBefore.get(backend) ?? 0);
+        r.dbCpu = spent / r.total;
+      }
       if (jobs[key].seedTokens) delete jobs[key].seedTokens; // handed over once
       return r;
     };
@@ -320,13 +340,15 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         p50: median(list.map((r) => r.p50)),
         p99: median(list.map((r) => r.p99)),
         cpu: median(list.map((r) => r.cpu)),
+        ...(dbCpu ? { dbCpu: median(list.map((r) => r.dbCpu)) } : {}),
         total,
         failed,
-        rounds: list.map(({ rps, p50, p99, cpu, non2xx, errors }) => ({
+        rounds: list.map(({ rps, p50, p99, cpu, dbCpu, non2xx, errors }) => ({
           rps,
           p50,
           p99,
           cpu,
+          dbCpu,
           non2xx,
           errors,
         })),
@@ -395,9 +417,20 @@ function print(name, result) {
   const { rows } = result;
   const ratioOf = {};
   for (const t of TARGETS) if (t.of) ratioOf[t.row] = t.of;
+  const withDb = Object.values(rows).some((r) => r.dbCpu !== undefined);
   const lines = [
-    ['scenario', 'req/s', 'p50', 'p99', 'server CPU / request', 'ratio to baseline', 'baseline'],
+    [
+      'scenario',
+      'req/s',
+      'p50',
+      'p99',
+      'server CPU / request',
+      ...(withDb ? ['PostgreSQL CPU / request'] : []),
+      'ratio to baseline',
+      'baseline',
+    ],
   ];
+  const pad = withDb ? [''] : [];
   for (const key of Object.keys(LABELS)) {
     const r = rows[key];
     if (!r) continue;
@@ -408,6 +441,7 @@ function print(name, result) {
       fmtMs(r.p50),
       fmtMs(r.p99),
       fmtUs(r.cpu),
+      ...(withDb ? [r.dbCpu === undefined ? '' : fmtUs(r.dbCpu)] : []),
       base ? fmtPct(r.rps / rows[base].rps) : '',
       base ? base : '',
     ]);
@@ -419,12 +453,22 @@ function print(name, result) {
       fmtMs(rows.broadcast.p50),
       fmtMs(rows.broadcast.p99),
       '',
+      ...pad,
       '',
       '',
     ]);
   if (rows['idle-socket'])
-    lines.push(['heap per idle socket', `${rows['idle-socket'].kib.toFixed(1)} KiB`, '', '', '', '', '']);
-  lines.push(['cold start to /api/health/live', fmtMs(rows['cold-start'].ms), '', '', '', '', '']);
+    lines.push([
+      'heap per idle socket',
+      `${rows['idle-socket'].kib.toFixed(1)} KiB`,
+      '',
+      '',
+      '',
+      ...pad,
+      '',
+      '',
+    ]);
+  lines.push(['cold start to /api/health/live', fmtMs(rows['cold-start'].ms), '', '', '', ...pad, '', '']);
   console.log(`\n### ${name}\n`);
   console.log(table(lines));
   console.log('');

@@ -163,7 +163,7 @@ async function timeRoute(base, token, path, { count, warmup }) {
  */
 export async function runData(name, databaseUrl, { plan, ask }) {
   const log = (m) => console.error(`[bench --data ${name}] ${m}`);
-  const project = await createProject({ databaseUrl, freshMigrations: true });
+  const project = await createProject({ databaseUrl });
   const out = { rows: {}, stall: {} };
   const stops = [];
   try {

@@ -7,6 +7,9 @@ import { ROOT } from './project.mjs';
 const postgres = createRequire(join(ROOT, 'packages', 'core', 'package.json'))('postgres');
 
 export default {
+  /** A small client of `url` (the bench's own queries). */
+  client: (url) => postgres(url, { max: 1, onnotice: () => {} }),
+
   async create(adminUrl) {
     const name = `svc_bench_${randomBytes(4).toString('hex')}`;
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

@@ -34,7 +34,7 @@ export function freePort() {
  * (migrations, .env with a fresh secret, the superuser). `databaseUrl` picks PostgreSQL; the file database
  * otherwise.
  */
-export async function createProject({ databaseUrl, freshMigrations = false } = {}) {
+export async function createProject({ databaseUrl, freshMigrations = true } = {}) {
   // bench/.tmp/node_modules/@svc/core -> packages/core: the copy imports '@svc/core' like the demo does.
   const link = join(TMP, 'node_modules', '@svc', 'core');
   if (!existsSync(link)) {
@@ -46,8 +46,9 @@ export async function createProject({ databaseUrl, freshMigrations = false } = {
   for (const f of ['main.ts', 'svc.yaml', 'package.json']) copyFileSync(join(DEMO, f), join(dir, f));
   // The demo's revisions are written for its file database; on PostgreSQL `svc init` writes the auth ones
   // and the demo's own target gets a revision below.
-  // `freshMigrations` (`--data`): revisions written from the tables of this checkout, so that an index added
-  // since the demo's last committed revision is there.
+  // `freshMigrations` (the default): revisions written from the tables of this checkout, so that a table or
+  // an index added since the demo's last committed revision is there (the bench measures this checkout; a
+  // server refuses to start on a schema it does not match). `false` takes the demo's committed ones.
   if (!databaseUrl && !freshMigrations && existsSync(join(DEMO, 'migrations')))
     cpSync(join(DEMO, 'migrations'), join(dir, 'migrations'), { recursive: true });
   const svc = (...args) =>
