@@ -2,7 +2,7 @@
 // DevTools protocol. playwright-core never downloads a browser; `scripts/ensure-browser.mjs` (run before jest by
 // `pnpm test`) installs Chromium from Debian when it is missing and the machine allows it.
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Where Chromium is: `SVC_TEST_CHROMIUM`, else Debian's `/usr/bin/chromium`. */
 export const CHROMIUM_PATH = process.env.SVC_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -39,4 +39,33 @@ export async function loopbackContext(browser: Browser): Promise<BrowserContext>
   context.setDefaultTimeout(10_000);
   await context.route(/^(?!http:\/\/127\.0\.0\.1[:/])/, (route) => route.abort());
   return context;
+}
+
+/**
+ * A page in a fresh context that may fetch only from `origin`, with the DevTools protocol's WebAuthn virtual
+ * authenticator (docs/passkeys.md): a platform authenticator (CTAP2, internal transport) holding discoverable
+ * credentials, whose user verification succeeds and whose presence check answers itself. WebAuthn needs a
+ * secure context: serve the page on `http://localhost:<port>` (an IP address is no relying-party id).
+ */
+export async function passkeyPage(browser: Browser, origin: string): Promise<Page> {
+  const context = await browser.newContext();
+  context.setDefaultTimeout(10_000);
+  await context.route(
+    (url) => url.origin !== origin,
+    (route) => route.abort(),
+  );
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return page;
 }

@@ -2,12 +2,12 @@
 // virtual authenticator (WebAuthn domain: CTAP2, internal transport, resident keys, user verification) on a
 // page served by this test, calling navigator.credentials.create/get against the server: register, log out,
 // log in with the passkey, and use it as the MFA step after a password.
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createSqliteDatabase, reportSkipped, startTestApp, type TestApp } from '@svc/core/testing';
+import { freePort } from '../../testing/cli-process.js';
+import { countingServer, type CountingServer } from '../../testing/client.js';
 import { enrolTotp } from '../../testing/mfa.js';
-import { browserMissingReason, launchBrowser } from './browser.js';
+import { browserMissingReason, launchBrowser, passkeyPage } from './browser.js';
 
 const missing = browserMissingReason();
 
@@ -47,42 +47,20 @@ async function passkeyMfaStep(mfaToken) {
 }
 </script>`;
 
-/** Serves the page at `/` on localhost (a secure context) and passes `/api` through to the app. */
-function pageServer(target: () => string): Server {
-  return createServer((req, res) => {
-    if (req.url === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(PAGE);
-      return;
-    }
-    const upstream = request(
-      `${target()}${req.url}`,
-      { method: req.method, headers: { ...req.headers, host: new URL(target()).host } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-}
-
 if (missing) {
   describe('Passkeys in Chromium', () => reportSkipped('Passkeys in Chromium', missing));
 } else {
   describe('Passkeys in Chromium', () => {
     const database = createSqliteDatabase();
     let app: TestApp;
-    let server: Server;
+    let server: CountingServer;
     let browser: Browser;
-    let context: BrowserContext;
     let page: Page;
 
     beforeAll(async () => {
-      server = pageServer(() => app.url);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+      // The page and the API on one origin: localhost, a secure context (the app's own handler, a second port).
+      const port = await freePort();
+      const origin = `http://localhost:${port}`;
       app = await startTestApp({
         database: { dialect: 'sqlite', label: 'sqlite', url: database.url },
         settings: {
@@ -92,33 +70,15 @@ if (missing) {
           webauthn_origins: origin,
         },
       });
+      server = await countingServer(app, { '/': { type: 'text/html', body: PAGE } }, port);
       browser = await launchBrowser();
-      context = await browser.newContext();
-      context.setDefaultTimeout(10_000);
-      // Nothing but the page's own origin.
-      await context.route(
-        (url) => url.origin !== origin,
-        (route) => route.abort(),
-      );
-      page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      page = await passkeyPage(browser, origin);
       await page.goto(`${origin}/`);
     }, 60_000);
     afterAll(async () => {
       await browser?.close();
+      await server?.close();
       await app?.close();
-      await new Promise((resolve) => server?.close(resolve));
       await database.drop();
     });
 
