@@ -99,6 +99,20 @@ const layers = [
     ],
     rules: restrict({ paths: [EXPRESS, WS] }),
   },
+  {
+    // @svc/client runs in browsers (docs/client.md): no server package, no Node-only library, no test helper.
+    files: ['packages/client/src/**/*.ts'],
+    rules: restrict({
+      paths: [EXPRESS, WS],
+      patterns: [
+        {
+          regex: '^@svc/(core|cli|migrations)(/|$)|^(\\.\\./)+(core|cli|migrations)/',
+          message: '@svc/client depends on no other svc package: it speaks to the server over HTTP only',
+        },
+        { regex: '^node:', message: '@svc/client runs in browsers: no Node built-in' },
+      ],
+    }),
+  },
 ].map((layer) => ({ ...layer, ignores: [...(layer.ignores ?? []), ...TEST_FILES] }));
 
 /**

@@ -80,6 +80,26 @@ describe('layering in lint (eslint.config.js)', () => {
     ]);
   });
 
+  it('refuses the server packages, Node built-ins, express, ws and test helpers in the client', async () => {
+    const code = [
+      "import '@svc/core';",
+      "import '../../core/src/kernel/errors/codes.js';",
+      "import 'node:crypto';",
+      "import 'ws';",
+      "import '../../../testing/client.js';",
+      "import 'openapi-fetch';",
+      "import './errors.js';",
+      'export {};',
+    ].join('\n');
+    expect(await problems('packages/client/src/probe.ts', code)).toEqual([
+      '1: no-restricted-imports',
+      '2: no-restricted-imports',
+      '3: no-restricted-imports',
+      '4: no-restricted-imports',
+      '5: no-restricted-imports',
+    ]);
+  });
+
   it('makes any an error outside tests unless the disable comment says why; tests may use it', async () => {
     const code = [
       'export const a: any = 1;',
