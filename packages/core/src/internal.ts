@@ -27,7 +27,7 @@ export { createLogger, type Logger } from './kernel/log/logger.js';
 export { createCache } from './kernel/cache/index.js';
 export { createPortRegistry, type Ports, type PortRegistry } from './kernel/ports.js';
 export { ERROR_CODES } from './kernel/errors/codes.js';
-export { catalogs } from './kernel/i18n/index.js';
+export { catalogs, translator } from './kernel/i18n/index.js';
 export { createUserManager, UserManagementError, type UserManager } from './users/manage.js';
 export {
   checkUsername,
@@ -53,3 +53,12 @@ export {
 } from './rbac/service.js';
 export { CODENAME_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, GROUP_NAME_MAX_LENGTH } from './rbac/constants.js';
 export { isMissingTableError } from './kernel/errors/format.js';
+export { createAccountService, type AccountService } from './accounts/service.js';
+export { createAccountStore } from './accounts/store.js';
+export type { AccountTables } from './accounts/tables.js';
+export { createMailDelivery } from './mail/service.js';
+export { createMfaService, type MfaService } from './mfa/service.js';
+export { createMfaStore } from './mfa/store.js';
+export type { MfaTables } from './mfa/tables.js';
+export { createLoggingSender } from './mfa/sender.js';
+export { MemoryCache } from './kernel/cache/memory-cache.js';

@@ -4,6 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
+import { inviteCommand, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
 export const CLI_MIN_PASSWORD_LENGTH = 8;
@@ -359,7 +360,7 @@ const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
 /** `svc users ...` (SPEC "Command-line interface"). */
 export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'users <command>',
-  describe: 'Manage users: create, update, delete, ls, encrypt-mfa-secrets',
+  describe: 'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, encrypt-mfa-secrets',
   /* eslint-disable @typescript-eslint/no-explicit-any -- yargs types a command by its own arguments; the parent's builder only passes them on */
   builder: (y) =>
     y
@@ -368,9 +369,15 @@ export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(deleteCommand as CommandModule<GlobalArgs, any>)
       .command(lsCommand as CommandModule<GlobalArgs, any>)
       .command(encryptMfaSecretsCommand)
+      .command(inviteCommand as CommandModule<GlobalArgs, any>)
+      .command(resetLinkCommand as CommandModule<GlobalArgs, any>)
+      .command(resetMfaCommand as CommandModule<GlobalArgs, any>)
       .example('$0 users create alice --staff', 'Create a staff user (password prompted)')
       .example('$0 users ls', 'List users with their flags')
-      .demandCommand(1, 'Name a users command: create, update, delete, ls or encrypt-mfa-secrets.'),
+      .demandCommand(
+        1,
+        'Name a users command: create, update, delete, ls, invite, reset-link, reset-mfa or encrypt-mfa-secrets.',
+      ),
   /* eslint-enable @typescript-eslint/no-explicit-any */
   handler: () => undefined,
 };

@@ -80,11 +80,16 @@ export function createAccountService(deps: AccountServiceDeps) {
     invitation: { url: () => settings.invitation_url, minutes: () => settings.invitation_expire_hours * 60 },
   } satisfies Record<AccountTokenPurpose, { url(): string; minutes(): number }>;
 
-  /** Issues a token of `purpose` for the address and mails its link in the user's language. */
-  async function sendLink(purpose: AccountTokenPurpose, userId: string, email: string, invitedBy?: string) {
+  /** Issues a token of `purpose` for the address: its link and expiry. */
+  async function makeLink(purpose: AccountTokenPurpose, userId: string, email: string) {
     const link = LINKS[purpose];
     const { token, expiresAt } = await issue(purpose, userId, email, link.minutes());
-    const mail = { userId, email, url: accountLink(settings, link.url(), token), expiresAt };
+    return { url: accountLink(settings, link.url(), token), expiresAt };
+  }
+
+  /** Issues a token of `purpose` for the address and mails its link in the user's language. */
+  async function sendLink(purpose: AccountTokenPurpose, userId: string, email: string, invitedBy?: string) {
+    const mail = { userId, email, ...(await makeLink(purpose, userId, email)) };
     const delivery = ports.get('mail');
     if (purpose === 'password_reset') delivery.passwordReset({ ...mail, locale: await localeOf(userId) });
     else if (purpose === 'email_verify')
@@ -130,7 +135,8 @@ export function createAccountService(deps: AccountServiceDeps) {
     /**
      * `POST /admin/user/invite` (SPEC-2 "Invitations"): a new active user without a usable password and an
      * invitation link; inviting the address of a pending invitation sends a new link that replaces the old
-     * one (`created` false). Any other account's address is 400 `user.email_exists`.
+     * one (`created` false). Any other account's address is 400 `user.email_exists`. With `printLink` (`svc
+     * users invite --print-link`) the link is returned instead of mailed.
      */
     async invite(
       invitedBy: string,
@@ -142,7 +148,13 @@ export function createAccountService(deps: AccountServiceDeps) {
         isStaff?: boolean;
         groupIds?: number[];
       },
+      options: { printLink?: boolean } = {},
     ) {
+      const deliver = async (userId: string, address: string) => {
+        if (options.printLink) return makeLink('invitation', userId, address);
+        await sendLink('invitation', userId, address, invitedBy);
+        return undefined;
+      };
       // The body schema checked the address; normaliseEmail only trims and lower-cases it.
       const email = normaliseEmail(input.email) ?? input.email;
       const existing = await store.accountByEmail(email);
@@ -150,8 +162,8 @@ export function createAccountService(deps: AccountServiceDeps) {
         if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
           throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
         }
-        await sendLink('invitation', existing.id, existing.email ?? email, invitedBy);
-        return { created: false, user: existing };
+        const link = await deliver(existing.id, existing.email ?? email);
+        return { created: false, user: existing, link };
       }
       const username = assertValidUsername(input.username ?? email);
       if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
@@ -168,8 +180,19 @@ export function createAccountService(deps: AccountServiceDeps) {
         isStaff: input.isStaff ?? false,
         groupIds,
       });
-      await sendLink('invitation', user.id, email, invitedBy);
-      return { created: true, user };
+      const link = await deliver(user.id, email);
+      return { created: true, user, link };
+    },
+
+    /**
+     * `svc users reset-link` (SPEC-2 "Administration and self-service"): a password-reset link for support
+     * staff to hand over, not mailed. It replaces the user's earlier reset links; no cooldown (staff act on
+     * purpose). The token records no address: using it verifies no email, since no mail proved the address.
+     */
+    async passwordResetLink(userId: string): Promise<{ url: string; expiresAt: Date } | null> {
+      const user = await store.userById(userId);
+      if (!user?.isActive || user.invited) return null;
+      return makeLink('password_reset', userId, '');
     },
 
     /**
@@ -257,8 +280,9 @@ export function createAccountService(deps: AccountServiceDeps) {
       if (!user || !user.isActive || changedAfter) throw invalid();
       await ports.get('loginGuard').setPassword(user.id, newPassword, {
         field: 'newPassword',
-        // The mail reached the account's address: it is verified, unless the address changed since.
-        verifyEmail: normaliseEmail(user.email) === normaliseEmail(row.email),
+        // The mail reached the account's address: it is verified, unless the address changed since (or the
+        // link was handed over without a mail: `svc users reset-link`).
+        verifyEmail: row.email !== '' && normaliseEmail(user.email) === normaliseEmail(row.email),
         async consume() {
           if (!(await store.consume(digest, now()))) throw invalid();
         },
