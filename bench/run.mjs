@@ -13,10 +13,12 @@
 // falls on all of them alike; medians are quoted. Prints a table per database and writes bench/results.json.
 // See bench/README.md for what each row measures.
 import { fork } from 'node:child_process';
+import { createSecretKey } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
+import jwt from 'jsonwebtoken';
 import {
   ADMIN,
   READER,
@@ -76,10 +78,17 @@ const LABELS = {
   'user-access-log': 'GET /api/auth/user, log level INFO (access log)',
   'forgot-known': 'POST /api/auth/password/forgot, known address',
   'forgot-unknown': 'POST /api/auth/password/forgot, unknown address',
+  pat: 'GET /api/notes/ with a personal access token',
+  'user-nosid': 'GET /api/auth/user, access token without sid (no session check)',
 };
 
 /** Rows whose ratio is read against another row of the same run without being a target. */
-const RELATIVE = { 'user-access-log': 'user', 'forgot-unknown': 'forgot-known' };
+const RELATIVE = {
+  'user-access-log': 'user',
+  'forgot-unknown': 'forgot-known',
+  pat: 'notes',
+  'user-nosid': 'user',
+};
 
 /** `--peer`: who-am-I and password login of svc and Better Auth, each pair in the same interleaved run. */
 const PEER_LABELS = {
@@ -182,7 +191,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
 
     // The servers start side by side (each is stopped at the end even when another failed to start).
     const started = await Promise.allSettled([
-      startServe(project.dir, { activity_log_enabled: true }),
+      startServe(project.dir, { activity_log_enabled: true, personal_tokens_enabled: true }),
       startServe(project.dir, { activity_log_enabled: false }),
       startServe(project.dir, { log_level: 'INFO' }),
     ]);
@@ -263,6 +272,25 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
     // before the password check (SPEC "Account login lock").
     const loginUsers = await seedLoginUsers(on.base, c);
     const forms = loginUsers.map((u) => new URLSearchParams(u).toString());
+    // SPEC-2 "Personal access tokens": one of the reader's, holding notes.read, on the permission route.
+    const pat = await call(on.base, 'POST', '/api/auth/tokens', {
+      token: reader.access_token,
+      json: { name: 'bench', permissions: ['notes.read'] },
+    }).then(
+      (r) => r.body.token,
+      (error) => log(`personal access tokens not available (${error.message}): row skipped`),
+    );
+    // SPEC-2 "Sessions": a token with `sid` has its session checked on every request; the same claims
+    // without `sid` (a token issued before sessions, valid until it expires) show what the check costs.
+    const claims = jwt.decode(reader.access_token);
+    const noSid =
+      claims?.sid &&
+      jwt.sign(
+        Object.fromEntries(Object.entries(claims).filter(([k]) => k !== 'sid')),
+        createSecretKey(Buffer.from(secret)),
+        { algorithm: 'HS256' },
+      );
+
     const jobs = {
       'express-bare': http(bare.port, '/bare'),
       'express-auth': http(auth.port, '/me', { tokens }),
@@ -282,6 +310,8 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       // address is in its mail cooldown after the first request, as an address asked for repeatedly is.
       'forgot-known': http(on.port, '/api/auth/password/forgot', json({ email: FORGOT_USER.email })),
       'forgot-unknown': http(on.port, '/api/auth/password/forgot', json({ email: 'nobody@example.com' })),
+      ...(pat ? { pat: http(on.port, '/api/notes/', { tokens: [pat] }) } : {}),
+      ...(noSid ? { 'user-nosid': http(on.port, '/api/auth/user', { tokens: [noSid] }) } : {}),
     };
     if (withPeer) {
       const origin = { origin: better.base };

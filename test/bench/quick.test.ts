@@ -52,6 +52,7 @@ describe('pnpm bench --quick --peer', () => {
           'user-access-log',
           'forgot-known',
           'forgot-unknown',
+          'pat',
           'peer-session',
           'login-one',
           'peer-login',
