@@ -160,6 +160,19 @@ describeEachDatabase('@svc/client on Node', (database) => {
     expect(reuse.body.detail[0].code).toBe('auth.refresh_token_revoked');
   });
 
+  it('logs out with an expired access token: refreshes first and ends only this login', async () => {
+    const { client, storage } = await signedIn(alice);
+    const elsewhere = await app.loginAs(alice);
+    const pair = (await storage.get())!;
+    await storage.set({ ...pair, accessToken: expiredCopyOf(pair.accessToken) });
+    await client.logout();
+    expect(await storage.get()).toBeNull();
+    // The body carried the refreshed pair's token: this login ended, the other device's did not.
+    expect(
+      (await app.post('/api/auth/refresh-token', { refresh_token: elsewhere.refreshToken })).status,
+    ).toBe(200);
+  });
+
   it('signs out when a request says the login is over (password changed elsewhere)', async () => {
     const carol = await app.createUser({ username: 'carol' });
     const { client } = await signedIn(carol);

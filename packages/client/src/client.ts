@@ -236,16 +236,28 @@ export function createClient(options: ClientOptions): SvcClient {
       })) as SvcPasskey;
     },
     async logout() {
-      const pair = await storage.get();
       try {
-        if (pair) {
-          const response = await clientFetch('/api/auth/logout', {
+        // SPEC "Refresh token and login": logout with the caller's refresh token ends that login only; any other
+        // body ends all of the user's logins. So the body carries the pair's current refresh token: after a
+        // refresh on the way (an expired access token), the new one, not the one just spent.
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const pair = await storage.get();
+          if (!pair) return;
+          const response = await send(`${base}/api/auth/logout`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
+            headers: { authorization: `Bearer ${pair.accessToken}`, 'content-type': 'application/json' },
             body: JSON.stringify(pair.refreshToken ? { refresh_token: pair.refreshToken } : {}),
           });
-          // A login already over (401) is signed out all the same; anything else is the caller's to see.
-          if (!response.ok && response.status !== 401) throw await apiErrorOf(response);
+          if (response.ok) return;
+          const error = await apiErrorOf(response);
+          // A login already over is signed out all the same; anything else is the caller's to see.
+          if (response.status !== 401) throw error;
+          if (
+            attempt > 0 ||
+            error.code !== 'auth.token_invalid' ||
+            !(await refresher.refresh(pair.accessToken))
+          )
+            return;
         }
       } finally {
         await refresher.signOut('logout');
