@@ -69,14 +69,21 @@ const CredentialDescriptor = z.object({
   transports: z.array(z.string()).optional(),
 });
 
+/** The members both option dictionaries share (WebAuthn Level 3 §5.4 and §5.5). */
+const CommonOptions = {
+  challenge: z.string(),
+  timeout: z.number().optional(),
+  extensions: z.record(z.string(), z.unknown()).optional(),
+  hints: z.array(z.string()).optional(),
+};
+
 /** `PublicKeyCredentialCreationOptionsJSON`. */
 export const CreationOptionsOut = z
   .object({
+    ...CommonOptions,
     rp: z.object({ id: z.string().optional(), name: z.string() }),
     user: z.object({ id: z.string(), name: z.string(), displayName: z.string() }),
-    challenge: z.string(),
     pubKeyCredParams: z.array(z.object({ type: z.literal('public-key'), alg: z.number() })),
-    timeout: z.number().optional(),
     excludeCredentials: z.array(CredentialDescriptor).optional(),
     authenticatorSelection: z
       .object({
@@ -87,8 +94,6 @@ export const CreationOptionsOut = z
       })
       .optional(),
     attestation: z.string().optional(),
-    extensions: z.record(z.string(), z.unknown()).optional(),
-    hints: z.array(z.string()).optional(),
   })
   .describe(
     'PublicKeyCredentialCreationOptionsJSON: give it to PublicKeyCredential.parseCreationOptionsFromJSON',
@@ -97,13 +102,10 @@ export const CreationOptionsOut = z
 /** `PublicKeyCredentialRequestOptionsJSON`. */
 export const RequestOptionsOut = z
   .object({
-    challenge: z.string(),
-    timeout: z.number().optional(),
+    ...CommonOptions,
     rpId: z.string().optional(),
     allowCredentials: z.array(CredentialDescriptor).optional(),
     userVerification: z.string().optional(),
-    extensions: z.record(z.string(), z.unknown()).optional(),
-    hints: z.array(z.string()).optional(),
   })
   .describe(
     'PublicKeyCredentialRequestOptionsJSON: give it to PublicKeyCredential.parseRequestOptionsFromJSON',
