@@ -206,3 +206,21 @@ describeEachDatabase('Passkey routes when passkeys_enabled is false', (database)
     expect((await app.post('/api/mfa/webauthn/options', { mfa_token: 'x' })).status).toBe(404);
   });
 });
+
+describeEachDatabase('Passkey routers in disable_core_routers', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      settings: { ...PASSKEY_TEST_SETTINGS, disable_core_routers: ['passkey-login'] },
+    });
+  });
+  afterAll(() => app.close());
+
+  it('switches the passkey login off and keeps the management routes', async () => {
+    const alice = await app.loginAs(await app.createUser({ username: 'alice' }));
+    expect((await alice.get('/api/auth/passkeys')).status).toBe(200);
+    expect((await app.post('/api/auth/passkey/options', {})).status).toBe(404);
+    expect((await app.post('/api/mfa/webauthn/options', { mfa_token: 'x' })).status).toBe(404);
+  });
+});
