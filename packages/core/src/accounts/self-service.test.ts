@@ -242,11 +242,20 @@ describeEachDatabase('Account export and self-delete', (database) => {
     expect(await userRow(user.id)).toBeDefined();
   });
 
-  it('refuses the only active superuser with 400 user.last_superuser', async () => {
-    const res = await root.delete('/api/auth/user', { body: { password: root.user.password } });
+  it('refuses the only active superuser with 400 user.last_superuser, before using up a backup code', async () => {
+    const { backupCodes } = await enrolTotp(app, root.user);
+    const client = await loginWithBackupCode(root.user, backupCodes[0]!);
+    const body = { password: root.user.password, code: backupCodes[1] };
+    const res = await client.delete('/api/auth/user', { body });
     expect(res.status).toBe(400);
-    expect(res.body.detail[0]).toMatchObject({ code: 'user.last_superuser' });
+    expect(res.body.detail[0]).toMatchObject({ code: 'user.last_superuser', loc: ['body'] });
     expect(await userRow(root.user.id)).toBeDefined();
+    // The backup code still works: the refusal came before the code was checked.
+    const step = await app.post('/api/mfa/verify', {
+      mfa_token: await mfaToken(app, root.user),
+      code: backupCodes[1],
+    });
+    expect(step.status).toBe(200);
   });
 
   it('refuses to start when two modules export the same key', async () => {
@@ -279,5 +288,17 @@ describeEachDatabase('Account export and self-delete, defaults', (database) => {
     expect(del.status).toBe(403);
     expect(del.body.detail[0]).toMatchObject({ code: 'auth.self_delete_disabled' });
     expect(await failedLoginCount(app, user.id)).toBe(0);
+  });
+
+  it('documents both routes in /docs/core with their request and response schemas', async () => {
+    const { paths } = (await app.get('/openapi-core.json')).body;
+    const exported = paths['/api/auth/user/export'].get;
+    const schema = exported.responses['200'].content['application/json'].schema;
+    expect(Object.keys(schema.properties)).toEqual([...ACCOUNT_EXPORT_KEYS]);
+    const deletion = paths['/api/auth/user'].delete;
+    const body = deletion.requestBody.content['application/json'].schema;
+    expect(Object.keys(body.properties)).toEqual(['password', 'code']);
+    expect(body.required).toEqual(['password']);
+    expect(Object.keys(deletion.responses)).toContain('204');
   });
 });

@@ -48,9 +48,11 @@ export function createSelfService({ settings, ports }: SelfServiceDeps) {
       if (!(await guard.verifyPassword(userId, password))) {
         throw new SvcError('auth.password_incorrect', { loc: ['body', 'password'] });
       }
-      await ports.find('secondFactor')?.checkAccountCode(userId, code);
       const removal = ports.find('accountRemoval');
       if (!removal) throw new Error('account deletion needs the users module (the accountRemoval port)');
+      // The only active superuser is refused before the code is checked, so the refusal uses up no backup code.
+      await removal.assertRemovable(userId, ['body']);
+      await ports.find('secondFactor')?.checkAccountCode(userId, code);
       await removal.deleteAccount(userId, ['body']);
     },
   };

@@ -286,6 +286,11 @@ export interface AccountRemoval {
    * event sockets; 400 `user.last_superuser` (at `loc`) for the only active superuser.
    */
   deleteAccount(userId: string, loc: (string | number)[]): Promise<void>;
+  /**
+   * The last-superuser rule of `deleteAccount` ahead of it, without locks (`deleteAccount` checks again): lets
+   * a caller refuse before it uses something up (a backup code).
+   */
+  assertRemovable(userId: string, loc: (string | number)[]): Promise<void>;
 }
 
 /** What each port name carries. */

@@ -24,7 +24,10 @@ export const usersModule = defineModule({
       accounts: () => ports.find('accounts'),
       now: () => new Date(),
     });
-    ports.provide('accountRemoval', { deleteAccount: service.deleteAccount });
+    ports.provide('accountRemoval', {
+      deleteAccount: service.deleteAccount,
+      assertRemovable: service.assertRemovable,
+    });
     return {
       routers: [createUsersRouter(service)],
       // docs/performance.md "Large tables": the text index of `search`, and the read worker stopped at the end.

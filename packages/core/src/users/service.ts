@@ -75,6 +75,11 @@ export function createUserService(deps: UserServiceDeps) {
         throw new SvcError('user.not_found');
     },
 
+    /** The `accountRemoval` port: 400 `user.last_superuser` ahead of `deleteAccount`. */
+    async assertRemovable(userId: string, loc: (string | number)[]): Promise<void> {
+      if (await store.isOnlyActiveSuperuser(userId)) throw new SvcError('user.last_superuser', { loc });
+    },
+
     async list(query: UserListQuery): Promise<Page<UserOut>> {
       const { column, descending } = resolveOrderBy(query.orderBy, sortable, DEFAULT_USER_ORDER);
       const { rows, total } = await store.list({

@@ -205,6 +205,16 @@ export function createUserStore(
       await reads.release();
     },
 
+    /** Whether `id` is the only active superuser (a plain read; `delete` checks again in its transaction). */
+    async isOnlyActiveSuperuser(id: string): Promise<boolean> {
+      const rows = await orm
+        .select({ id: user.id })
+        .from(user)
+        .where(and(eq(user.isSuperuser, true), eq(user.isActive, true)))
+        .limit(2);
+      return rows.length === 1 && rows[0]!.id === id;
+    },
+
     async findById(id: string): Promise<StoredUser | undefined> {
       const [row] = await orm.select().from(user).where(eq(user.id, id)).limit(1);
       return row;
