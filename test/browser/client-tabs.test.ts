@@ -107,6 +107,18 @@ if (missing) {
       await context.close();
     });
 
+    it('signs every tab out when one tab logs out', async () => {
+      const context = await loopbackContext(browser);
+      const tabs = await threeSignedInTabs(context);
+      await tabs[1]!.evaluate(() => (globalThis as any).client.logout());
+      for (const tab of tabs) {
+        await tab.waitForFunction(() => (globalThis as any).signedOut.length > 0);
+        expect(await tab.evaluate(() => (globalThis as any).signedOut)).toEqual(['logout']);
+      }
+      expect(await Promise.all(tabs.map(callUser))).toEqual([401, 401, 401]);
+      await context.close();
+    });
+
     it('without Web Locks, a tab refused inside the grace window takes the pair another tab got', async () => {
       const context = await loopbackContext(browser);
       await context.addInitScript(() => {
