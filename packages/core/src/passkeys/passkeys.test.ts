@@ -166,6 +166,19 @@ describeEachDatabase('Passkey registration and management', (database) => {
     }
   });
 
+  it('lists the passkeys in the account export without their keys', async () => {
+    const owner = await app.loginAs(await app.createUser({ username: 'exporter' }));
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    expect((await registerPasskey(owner, device, { name: 'Laptop' })).status).toBe(201);
+    const res = await owner.get('/api/auth/user/export');
+    expect(res.status).toBe(200);
+    expect(res.body.passkeys).toEqual((await owner.get('/api/auth/passkeys')).body.data);
+    expect(res.body.passkeys).toEqual([expect.objectContaining({ name: 'Laptop' })]);
+    const credentialId = device.credentials[0]!.id.toString('base64url');
+    expect(res.text).not.toContain(credentialId);
+    expect(res.text).not.toMatch(/publicKey|public_key/);
+  });
+
   it('documents every passkey route with its request and response schemas in /docs/core', async () => {
     const { paths } = (await app.get('/openapi-core.json')).body;
     const operations: [string, string][] = [
