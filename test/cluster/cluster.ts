@@ -152,12 +152,17 @@ export interface Host {
   /** SIGTERM to `svc serve` (it drains and exits); resolves with the exit code. */
   stop(): Promise<number | null>;
   running(): boolean;
+  /** The last 64 KiB the host printed. */
   output(): string;
+  /** Every WARNING line the host printed (kept apart: a flood of errors would push them out of `output`). */
+  warnings(): string[];
 }
 
 function createHost(name: string, port: number, dir: string, env: () => Record<string, string>): Host {
   let child: ChildProcessWithoutNullStreams | undefined;
   let output = '';
+  let partial = '';
+  const warnings: string[] = [];
   const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
   const host: Host = {
     name,
@@ -186,6 +191,9 @@ function createHost(name: string, port: number, dir: string, env: () => Record<s
       started.stdin.end();
       const keep = (d: Buffer) => {
         output = (output + d).slice(-65_536);
+        const lines = (partial + d).split('\n');
+        partial = lines.pop()!;
+        warnings.push(...lines.filter((line) => line.includes(' WARNING ')));
       };
       started.stdout.on('data', keep);
       started.stderr.on('data', keep);
@@ -209,6 +217,7 @@ function createHost(name: string, port: number, dir: string, env: () => Record<s
     },
     running: () => !!child && !exited(child),
     output: () => output,
+    warnings: () => warnings,
   };
   return host;
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { reportSkipped, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../../packages/core/src/testing/each.js';
 import { NGINX, startCluster, type Cluster } from './cluster.js';
 import { accessToken, grant, register } from './helpers.js';
-import { answeredBy, checkStored, failuresOf, startLoad, type Outcome } from './load.js';
+import { answeredBy, checkStored, failuresOf, startLoad, type Load, type Outcome } from './load.js';
 
 /** Requests a second in all, over this many keep-alive connections. */
 const RATE = 200;
@@ -36,6 +36,13 @@ if (missing) {
   describe('faults under load behind nginx', () => {
     let cluster: Cluster;
     let token: string;
+    /** The load of a test that failed before stopping it stops here. */
+    const loads: Load[] = [];
+    const load = () => {
+      const started = startLoad(cluster, token, { rate: RATE, connections: CONNECTIONS });
+      loads.push(started);
+      return started;
+    };
 
     beforeAll(async () => {
       cluster = await startCluster({
@@ -48,15 +55,18 @@ if (missing) {
       await grant(cluster, writer.id, ['notes.read', 'notes.write']);
       token = await accessToken(cluster, writer);
     }, 120_000);
-    afterAll(() => cluster?.close(), 60_000);
+    afterAll(async () => {
+      await Promise.all(loads.map((l) => l.stop()));
+      await cluster?.close();
+    }, 60_000);
 
     it('serves on when a host is killed: 5xx only for writes that were on it, every acknowledged write stored', async () => {
       const [A, B] = cluster.hosts;
-      const load = startLoad(cluster, token, { rate: RATE, connections: CONNECTIONS });
+      const running = load();
       await sleep(BEFORE_MS);
       await A.kill();
       await sleep(AFTER_MS);
-      const { outcomes, perSecond } = await load.stop();
+      const { outcomes, perSecond } = await running.stop();
       const failures = failuresOf(outcomes);
       // B's writer flushes every 200 ms: every entry of what B answered arrives.
       let stored = await checkStored(cluster, outcomes);
@@ -85,7 +95,7 @@ if (missing) {
     }, 60_000);
 
     it('answers every request during a rolling restart (SIGTERM, start again, one host at a time)', async () => {
-      const load = startLoad(cluster, token, { rate: RATE, connections: CONNECTIONS });
+      const running = load();
       await sleep(BEFORE_MS / 2);
       const exitCodes: (number | null)[] = [];
       for (const host of cluster.hosts) {
@@ -95,13 +105,14 @@ if (missing) {
         // Before the next host stops, nginx must send to this one again: it retries a host that failed once
         // `fail_timeout` passed (docs/deployment.md "Rolling restart"). Until then, stopping the other would
         // leave nginx no live host (502 for everything).
-        const since = load.outcomes.length;
+        const since = running.outcomes.length;
         for (let i = 0; i < 200; i++) {
-          if (load.outcomes.slice(since).some((o) => answeredBy(o) === host.address && o.status < 300)) break;
+          if (running.outcomes.slice(since).some((o) => answeredBy(o) === host.address && o.status < 300))
+            break;
           await sleep(50);
         }
       }
-      const { outcomes, perSecond } = await load.stop();
+      const { outcomes, perSecond } = await running.stop();
       const refused = outcomes.filter((o) => o.status === 0 || o.status >= 300);
       const stored = await checkStored(cluster, outcomes);
       figures('rolling restart', {
@@ -117,11 +128,11 @@ if (missing) {
 
     it('loses no acknowledged activity entry when a host is killed with activity_log_sync on', async () => {
       const [, B] = cluster.hosts;
-      const load = startLoad(cluster, token, { rate: RATE, connections: CONNECTIONS });
+      const running = load();
       await sleep(BEFORE_MS);
       await B.kill();
       await sleep(AFTER_MS / 2);
-      const { outcomes, perSecond } = await load.stop();
+      const { outcomes, perSecond } = await running.stop();
       const failures = failuresOf(outcomes);
       const stored = await checkStored(cluster, outcomes);
       const answeredByB = stored.acknowledgedArchives.filter((o) => answeredBy(o) === B.address).length;

@@ -80,6 +80,7 @@ export function startLoad(
       stopping = true;
       await Promise.all(loops);
       for (const client of clients) client.close();
+      // Idempotent: a test's afterAll stops what a failed test left running.
       const seconds = (performance.now() - started) / 1000;
       return { outcomes, seconds, perSecond: outcomes.length / seconds };
     },
