@@ -18,7 +18,15 @@ const missing = browserMissingReason();
 const PAGE = `<!doctype html><meta charset="utf-8"><title>client tabs</title>
 <script type="module">
   import { createClient } from '/client.js';
-  window.client = createClient({ baseUrl: location.origin });
+  // ?async: each tab keeps its pair in its own storage whose writes take 300 ms (as an IndexedDB-backed one
+  // may); only the BroadcastChannel carries pairs between tabs.
+  let pair = null;
+  const slowStorage = {
+    get: () => pair,
+    set: (next) => new Promise((done) => setTimeout(() => { pair = next; done(); }, 300)),
+  };
+  window.storage = location.search === '?async' ? slowStorage : undefined;
+  window.client = createClient({ baseUrl: location.origin, storage: window.storage, crossTab: true });
   window.signedOut = [];
   window.client.onSignedOut((reason) => window.signedOut.push(reason));
   window.ready = true;
@@ -56,11 +64,11 @@ if (missing) {
     });
 
     /** Three tabs of the page in one context (one origin, one localStorage), signed in from the first. */
-    async function threeSignedInTabs(context: BrowserContext): Promise<Page[]> {
+    async function threeSignedInTabs(context: BrowserContext, query = ''): Promise<Page[]> {
       const tabs: Page[] = [];
       for (let i = 0; i < 3; i++) {
         const page = await context.newPage();
-        await page.goto(server.url);
+        await page.goto(`${server.url}/${query}`);
         await page.waitForFunction(() => (globalThis as any).ready === true);
         tabs.push(page);
       }
@@ -69,7 +77,11 @@ if (missing) {
         [alice.username, alice.password],
       );
       expect(status).toBe('signed-in');
-      for (const tab of tabs) expect(await callUser(tab)).toBe(200);
+      for (const tab of tabs) {
+        // With a per-tab storage, the pair arrives over the BroadcastChannel.
+        await tab.waitForFunction(() => (globalThis as any).storage?.get() !== null);
+        expect(await callUser(tab)).toBe(200);
+      }
       return tabs;
     }
 
@@ -104,6 +116,21 @@ if (missing) {
         'function',
       );
       expect(await expectOneRotationAndNoSignOut(tabs)).toBe(1);
+      await context.close();
+    });
+
+    it('rotates once when the new pair reaches the other tabs after the lock does', async () => {
+      // The next tab holds the refresh lock before its own storage has the new pair: the refreshing tab's mark
+      // (a lock named after the spent pair) makes it wait for the pair instead of spending the token again.
+      const context = await loopbackContext(browser);
+      const tabs = await threeSignedInTabs(context, '?async');
+      const pair = await tabs[0]!.evaluate(() => (globalThis as any).storage.get());
+      const expired = { ...pair, accessToken: expiredCopyOf(pair.accessToken) };
+      for (const tab of tabs) await tab.evaluate((p) => (globalThis as any).storage.set(p), expired);
+      const before = server.refreshes();
+      expect(await Promise.all(tabs.map(callUser))).toEqual([200, 200, 200]);
+      expect(server.refreshes() - before).toBe(1);
+      for (const tab of tabs) expect(await tab.evaluate(() => (globalThis as any).signedOut)).toEqual([]);
       await context.close();
     });
 

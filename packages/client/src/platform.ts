@@ -4,6 +4,7 @@
 /** The part of the Web Locks API (`navigator.locks`) the refresh uses. */
 export interface LockManagerLike {
   request<T>(name: string, callback: () => Promise<T>): Promise<T>;
+  query(): Promise<{ held?: { name?: string }[] }>;
 }
 
 /** The part of `BroadcastChannel` the refresh uses. */

@@ -1,5 +1,5 @@
 import { SvcApiError } from './errors.js';
-import { openChannel, webLocks, type ChannelLike } from './platform.js';
+import { openChannel, webLocks, type ChannelLike, type LockManagerLike } from './platform.js';
 import type { TokenPair, TokenStorage } from './storage.js';
 
 /** Why the client is signed out (docs/client.md "Signed out"). */
@@ -38,6 +38,13 @@ export interface Refresher {
 
 const POLL_MS = 50;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A short fingerprint of a token for a lock name (FNV-1a): names are visible to the origin's scripts. */
+function fingerprint(token: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < token.length; i++) hash = Math.imul(hash ^ token.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(36);
+}
 
 /**
  * Refresh rotation without logging anybody out (SPEC "Refresh token and login"): a refresh token works once,
@@ -108,11 +115,37 @@ export function createRefresher(options: RefresherOptions): Refresher {
     }
   }
 
-  async function attempt(stale: string): Promise<TokenPair | null> {
+  /**
+   * Under the Web Lock, a tab that refreshed marks it with a second lock named after the pair it replaced,
+   * held for the grace window. The browser grants locks in order, so the next tab to get the refresh lock sees
+   * the mark even while the new pair is still on its way to its copy of localStorage (tabs' storage and
+   * channel messages arrive in their own time), and waits for the pair instead of spending the token again.
+   */
+  const markName = (stale: string) => `${lockName}:refreshed:${fingerprint(stale)}`;
+
+  async function markRefreshed(locks: LockManagerLike, stale: string): Promise<void> {
+    await new Promise<void>((granted) => {
+      void locks.request(markName(stale), () => {
+        granted();
+        return sleep(graceMs);
+      });
+    });
+  }
+
+  async function refreshedElsewhere(locks: LockManagerLike, stale: string): Promise<boolean> {
+    const state = await locks.query();
+    return (state.held ?? []).some((lock) => lock.name === markName(stale));
+  }
+
+  async function attempt(stale: string, locks: LockManagerLike | undefined): Promise<TokenPair | null> {
     const current = await storage.get();
     if (!current) return null;
     // Someone (this page before the lock, another tab) refreshed since the caller read its pair: use theirs.
     if (current.accessToken !== stale) return current;
+    if (locks && (await refreshedElsewhere(locks, stale))) {
+      const theirs = await pairFromElsewhere(current, graceMs);
+      if (theirs) return theirs;
+    }
     if (!current.refreshToken) {
       await signOut('refresh_failed');
       return null;
@@ -121,6 +154,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
     try {
       const pair = await options.requestRefresh(current.refreshToken);
       await store(pair);
+      if (locks) await markRefreshed(locks, stale);
       return pair;
     } catch (error) {
       if (!(error instanceof SvcApiError) || error.status !== 401) throw error;
@@ -139,7 +173,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
     refresh(stale) {
       if (!inFlight) {
         const locks = lockName ? webLocks() : undefined;
-        const run = locks ? locks.request(lockName!, () => attempt(stale)) : attempt(stale);
+        const run = locks ? locks.request(lockName!, () => attempt(stale, locks)) : attempt(stale, undefined);
         inFlight = run.finally(() => {
           inFlight = undefined;
         });
