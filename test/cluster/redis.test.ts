@@ -2,6 +2,7 @@
 // (started with redis-server on a spare port, not the shared one), killed and started again empty while a load
 // generator runs. Logins go on, auth_rate_limit is counted in each process meanwhile, and logins, the shared
 // rate limit and event fan-out come back without restarting svc.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reportSkipped, TEST_POSTGRES_URL } from '../../packages/core/src/testing/each.js';
@@ -21,6 +22,13 @@ import {
 import { failuresOf, startLoad } from './load.js';
 
 const RATE_LIMIT = 5;
+
+/** Connections the Redis server has from clients (every svc process holds its own). */
+function redisClients(port: number): number {
+  const list = spawnSync('redis-cli', ['-p', String(port), 'CLIENT', 'LIST'], { encoding: 'utf8' });
+  return list.stdout.split('\n').filter((line) => line.startsWith('id=') && !line.includes('cmd=client'))
+    .length;
+}
 /** Processes that count for themselves while Redis is down: 2 hosts × 2 workers. */
 const PROCESSES = 4;
 
@@ -108,6 +116,7 @@ if (missing) {
       const load = startLoad(cluster, await accessToken(cluster, writer), { rate: 100, connections: 4 });
       stopLoad = () => load.stop();
       await sleep(500);
+      const connected = redisClients(redis.port);
       await redis.kill();
 
       // Down: logins are answered on both hosts (lockout lives in the database). nginx's round robin is shared
@@ -133,6 +142,9 @@ if (missing) {
 
       await redis.start();
       const since = new Date().toISOString();
+      // Every process reconnects by itself (its back-off is at most 2 s): wait until all of them are back.
+      for (let i = 0; i < 100 && redisClients(redis.port) < connected; i++) await sleep(100);
+      expect(redisClients(redis.port)).toBeGreaterThanOrEqual(connected);
 
       // Up again (empty): the shared count is back once every process reconnected.
       let after: number[] = [];
