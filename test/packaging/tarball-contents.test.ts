@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * What each published package lists in `pnpm pack --dry-run` (the files its tarball would hold) and what its
@@ -133,7 +133,14 @@ function shipsNoTypes(pkg: string): boolean {
     exports?: unknown;
   };
   if (json.types || json.typings) return false;
-  return !JSON.stringify(json.exports ?? {}).includes('.d.');
+  if (JSON.stringify(json.exports ?? {}).includes('.d.')) return false;
+  // TypeScript also finds a declaration file beside the entry that `exports` names (`esm/index.js` →
+  // `esm/index.d.ts`), as @simplewebauthn/server ships its types.
+  const root = (json.exports as Record<string, unknown> | undefined)?.['.'];
+  const entry =
+    typeof root === 'string' ? root : ((root as Record<string, unknown> | undefined)?.import as string);
+  if (typeof entry !== 'string') return true;
+  return !existsSync(join(dirname(path), entry.replace(/\.(c|m)?js$/, '.d.ts')));
 }
 
 describe('dependencies of @svc/core', () => {
