@@ -53,7 +53,7 @@ export interface RedisBusOptions {
  * Fan-out across workers and hosts: every message is published on one Redis channel through a dedicated
  * publisher connection and delivered only from a dedicated subscriber connection, so each process (the
  * emitter included) delivers each event exactly once. The subscriber re-subscribes on reconnect; while Redis
- * is down, published events are lost and logged (sockets stay open).
+ * is down, published events are lost and counted (sockets stay open).
  */
 export async function createRedisBus(options: RedisBusOptions): Promise<EventBus> {
   const { channel, log } = options;
@@ -109,16 +109,31 @@ export async function createRedisBus(options: RedisBusOptions): Promise<EventBus
   });
   if (subscriber.isReady) await subscribe();
 
+  // While Redis is down every publish fails: the first failure is logged with its error, the others are only
+  // counted and reported in one line once a publish succeeds again, so that an outage under load does not log
+  // a stack trace per event (docs/deployment.md "Redis").
+  let lostEvents = 0;
+  const lost = (error: unknown, kind: BusMessage['kind']) => {
+    if (lostEvents++ === 0) {
+      log.error('event publish failed: events are lost until Redis answers', { exc: error, kind });
+    }
+  };
+  const published = () => {
+    if (lostEvents === 0) return;
+    log.warn(`event bus: ${lostEvents} events were lost while Redis did not answer`, { lost: lostEvents });
+    lostEvents = 0;
+  };
+
   return {
     shared: true,
     publish(message) {
-      // Emitters (login, admin routes) must never fail because Redis is down: the event is lost and logged.
-      const lost = (error: unknown) =>
-        log.error('event publish failed: the event is lost', { exc: error, kind: message.kind });
+      // Emitters (login, admin routes) must never fail because Redis is down: the event is lost and counted.
       try {
-        publisher.publish(channel, JSON.stringify(message)).catch(lost);
+        publisher.publish(channel, JSON.stringify(message)).then(published, (error: unknown) => {
+          lost(error, message.kind);
+        });
       } catch (error) {
-        lost(error);
+        lost(error, message.kind);
       }
     },
     async close() {
