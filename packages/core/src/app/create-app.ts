@@ -22,6 +22,8 @@ import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule }
 import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { HandlerSettings, Router } from '../kernel/router.js';
+import { apiBase } from '../kernel/routes.js';
+import { resolveStaticFiles, type StaticFiles } from '../kernel/static-files.js';
 import type { EventsOptions } from '../events/index.js';
 import type { MailOptions } from '../mail/index.js';
 import type { MfaOptions } from '../mfa/index.js';
@@ -67,6 +69,11 @@ export interface AppOptions extends MfaOptions, MailOptions, UserSettingsOptions
   /** Runs on graceful shutdown, before the databases close. */
   onShutdown?(app: App): void | Promise<void>;
   udpListeners?: UdpListener[];
+  /**
+   * Folders of files served outside `/api` on the API's origin, e.g. a built frontend (docs/client.md
+   * "Serving the frontend"): `index.html` for a folder, no listing, a strict Content-Security-Policy. @default []
+   */
+  staticFiles?: StaticFiles[];
   /** Log destination. @default process.stderr */
   logStream?: NodeJS.WritableStream;
   /**
@@ -135,6 +142,7 @@ const noEvents: EventSink = {
   emit() {},
   emitCustom() {},
   userChanged() {},
+  sessionsEnded() {},
 };
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -245,6 +253,7 @@ export function createApp(options: AppOptions = {}): App {
       log,
       ports,
       pages: instances.flatMap((instance) => instance.pages ?? []),
+      staticFiles: resolveStaticFiles(options.staticFiles ?? [], { baseDir, apiBase: apiBase(settings) }),
       routers: mounted,
       onRequestEnd,
       beforeResponse,

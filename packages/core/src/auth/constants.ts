@@ -32,3 +32,14 @@ export const LOGIN_ADMISSION_POLL_MS = 50;
  * lock counted its slot), so a check meeting it waits instead of being refused at once.
  */
 export const PROVISIONAL_LOCK_MS = 2_000;
+
+/** SPEC-2 "Sessions": the user agent of a session is kept to at most 255 characters. */
+export const SESSION_USER_AGENT_MAX_LENGTH = 255;
+/** Column width of a session's client address (an IPv6 address with a zone index fits). */
+export const SESSION_IP_MAX_LENGTH = 64;
+/**
+ * A session row is purged this long after its last use plus `refresh_token_expire_days` (every refresh
+ * token of it has expired by then; the margin covers clocks of other hosts), never earlier: a revoked row
+ * must outlive its refresh tokens so that none of them can bring it back (auth/tables.ts).
+ */
+export const SESSION_PURGE_MARGIN_MS = 86_400_000;

@@ -1,6 +1,10 @@
 import { defineModule } from '../kernel/module.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
+import { createSessionAdminRouter, createSessionRouter } from './session-routes.js';
+import { createSessionStore } from './session-store.js';
+import { createSessionService } from './sessions.js';
+import { authTables } from './tables.js';
 import { toUserOut } from './schemas.js';
 import { createAuthService } from './service.js';
 import { createAuthStore } from './store.js';
@@ -13,17 +17,27 @@ import { createTokenSigner } from './tokens.js';
  */
 export const authModule = defineModule({
   name: 'auth',
+  tables: authTables,
   // `permissions`: only the fallback below, when no other module provides it.
   provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions'],
   uses: ['secondFactor', 'permissions', 'accounts'],
-  async setup({ settings, authDb, cache, log, ports, coreTables }) {
+  async setup({ settings, authDb, cache, log, ports, coreTables, tables }) {
     const now = () => new Date();
-    const store = createAuthStore(authDb, coreTables);
+    const store = createAuthStore(authDb, coreTables, tables.session);
+    // SPEC-2 "Sessions": one per login, ended by the routes below, logout, a password change or deactivation.
+    const sessions = createSessionService({
+      settings,
+      sessions: createSessionStore(authDb, coreTables, tables.session),
+      userExists: async (userId) => (await store.userById(userId)) !== undefined,
+      ports,
+      now,
+    });
     // Both built once: the signing KeyObject and the dummy hash of uniform login timing.
     const signer = createTokenSigner({ settings, now });
     const service = await createAuthService({
       settings,
       store,
+      sessions,
       signer,
       cache,
       log,
@@ -36,13 +50,15 @@ export const authModule = defineModule({
     ports.provide('loginGuard', service.loginGuard);
     ports.provide('rateLimiter', { hit: service.rateLimit });
     return {
-      routers: [createAuthRouter(service)],
+      routers: [createAuthRouter(service), createSessionRouter(sessions), createSessionAdminRouter(sessions)],
       // SPEC-2 "Administration and self-service": the export's `user`, as `GET /auth/user` shows it.
       accountExport: {
         async user(userId) {
           const row = await service.profile(userId);
           return { ...toUserOut(row), permissions: row.permissions };
         },
+        // SPEC-2 "Administration and self-service": the export's `sessions`, as `GET /auth/sessions` lists them.
+        sessions: (userId) => sessions.list(userId),
       },
       onStartup() {
         // Every module is set up by now: the rbac module's resolver wins; this same-query fallback serves

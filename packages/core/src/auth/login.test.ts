@@ -56,9 +56,12 @@ describeEachDatabase('Login', (database) => {
       refresh_token: expect.any(String),
     });
     const access = jwt.decode(res.body.access_token) as Record<string, unknown>;
+    const fam = (jwt.decode(res.body.refresh_token) as Record<string, unknown>).fam;
     expect(access).toEqual({
       sub: alice.id,
       type: 'access',
+      // SPEC-2 "Sessions": the access token names its session, the login's refresh family.
+      sid: fam,
       iat: expect.any(Number),
       exp: expect.any(Number),
     });

@@ -20,6 +20,7 @@ import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
+import type { SessionService } from './sessions.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
 
 export type LoginResult = TokenPair | { mfa_required: true; mfa_token: string };
@@ -27,6 +28,8 @@ export type LoginResult = TokenPair | { mfa_required: true; mfa_token: string };
 export interface AuthServiceDeps {
   settings: Settings;
   store: AuthStore;
+  /** SPEC-2 "Sessions": every login is one, every access token names it. */
+  sessions: SessionService;
   signer: TokenSigner;
   cache: Cache;
   log: Logger;
@@ -53,7 +56,7 @@ const invalidCredentials = () => new SvcError('auth.invalid_credentials', { loc:
  * rotation, logout, registration, own profile and password, and the ports other features use.
  */
 export async function createAuthService(deps: AuthServiceDeps) {
-  const { settings, store, signer, cache, log, ports, now } = deps;
+  const { settings, store, sessions, signer, cache, log, ports, now } = deps;
   const dummyHash = deps.dummyHash ?? (await createDummyHash());
   // SPEC "Authentication routes" 1: every failed login answers in about the same time.
   const failureTiming = createFailureTiming();
@@ -104,6 +107,15 @@ export async function createAuthService(deps: AuthServiceDeps) {
     return result;
   }
 
+  /**
+   * SPEC "Authentication" 8: a password change or a deactivation ends every login; SPEC-2 "Sessions": their
+   * sessions are ended too (the caller's own notice, `password_changed` or `deactivated`, closes the sockets).
+   */
+  async function endAllLogins(userId: string): Promise<void> {
+    await sessions.revoke(userId, {}, false);
+    await store.deleteRefreshOf(userId);
+  }
+
   function policy(password: string, field: string) {
     assertPasswordPolicy(password, settings.password_min_length, ['body', field]);
   }
@@ -123,6 +135,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
     const refresh = signer.signRefresh(user.id);
     let done = false;
     try {
+      // SPEC-2 "Sessions": the login's session, recorded before its first token exists.
+      await sessions.open(refresh.family, user.id, at);
       done = await store.completeLogin(
         user.id,
         at,
@@ -133,9 +147,14 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (admission && !done) await attempts.release(admission).catch(() => undefined);
       else if (admission) attempts.settled(admission);
     }
+    await sessions.settle(refresh.family, user.id, at, done);
     if (!done) throw await refused();
     ports.get('events').emit('login', { userId: user.id, username: user.username });
-    return { access_token: signer.signAccess(user.id), token_type: 'bearer', refresh_token: refresh.token };
+    return {
+      access_token: signer.signAccess(user.id, refresh.family),
+      token_type: 'bearer',
+      refresh_token: refresh.token,
+    };
   }
 
   async function loadUser(id: string): Promise<UserRow> {
@@ -148,21 +167,27 @@ export async function createAuthService(deps: AuthServiceDeps) {
     async authenticate(token, options = {}) {
       const check = signer.check(token, TOKEN_TYPES.access);
       if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
-      const { sub, iat } = check.claims;
+      const { sub, iat, sid } = check.claims;
+      // SPEC-2 "Sessions": a token's session is read in the same statement as its user.
+      if (sid !== undefined && (typeof sid !== 'string' || !isUuid(sid)))
+        throw new SvcError('auth.token_invalid');
       const row = !isUuid(sub)
         ? undefined
         : options.withPermissions
-          ? await store.userWithPermissions(sub)
-          : await store.userById(sub);
+          ? await store.userWithPermissions(sub, sid)
+          : await store.userForToken(sub, sid);
       if (!row) throw new SvcError('user.not_found');
       // SPEC "Refresh token and login": one-second resolution, a token of the same second stays valid.
       if (row.passwordChangedAt && iat < Math.floor(row.passwordChangedAt.getTime() / 1000)) {
         throw new SvcError('auth.token_revoked');
       }
       if (!row.isActive) throw new SvcError('user.disabled');
-      const user = toAuthUser(row);
+      // SPEC-2 "Sessions": a revoked session's tokens are refused at once; tokens without `sid` are not checked.
+      if (sid !== undefined && row.sessionState !== 1) throw new SvcError('auth.session_revoked');
+      const user = { ...toAuthUser(row), ...(sid !== undefined ? { sessionId: sid } : {}) };
       return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
     },
+    sessionActive: (userId, sessionId) => sessions.isActive(userId, sessionId),
     peek(token) {
       const check = signer.check(token, TOKEN_TYPES.access);
       return check.ok ? { userId: check.claims.sub } : null;
@@ -222,14 +247,14 @@ export async function createAuthService(deps: AuthServiceDeps) {
         lockedUntil: null,
         ...(verifyEmail && !row.emailVerifiedAt ? { emailVerifiedAt: at } : {}),
       });
-      await store.deleteRefreshOf(userId);
+      await endAllLogins(userId);
       ports.get('events').userChanged(userId, 'password_changed');
     },
   };
 
   const tokens: TokenService = {
     async revokeAll(userId) {
-      await store.deleteRefreshOf(userId);
+      await endAllLogins(userId);
     },
     signMfa: (userId, claims) => signer.signMfa(userId, claims),
     checkMfa(token) {
@@ -309,7 +334,12 @@ export async function createAuthService(deps: AuthServiceDeps) {
     /** `POST /auth/refresh-token`: the state table of SPEC "Refresh token and login". */
     async refresh(token: string): Promise<Omit<TokenPair, 'refresh_token'> & { refresh_token?: string }> {
       const check = signer.check(token, TOKEN_TYPES.refresh);
-      if (!check.ok || typeof check.claims.jti !== 'string' || typeof check.claims.fam !== 'string') {
+      if (
+        !check.ok ||
+        typeof check.claims.jti !== 'string' ||
+        typeof check.claims.fam !== 'string' ||
+        !isUuid(check.claims.fam)
+      ) {
         throw new SvcError('auth.refresh_token_invalid');
       }
       const { sub, jti } = check.claims;
@@ -317,10 +347,13 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (!row || !row.isActive) throw new SvcError('auth.refresh_user_invalid');
       const revoked = () => new SvcError('auth.refresh_token_revoked');
 
+      // SPEC-2 "Sessions": the refresh family is the session; its access tokens name it.
+      const sid = check.claims.fam;
       if (!settings.refresh_token_rotation) {
         const record = await store.refreshByJti(jti);
         if (!record || record.userId !== sub || record.spentAt) throw revoked();
-        return { access_token: signer.signAccess(sub), token_type: 'bearer' };
+        if (!(await sessions.touch(sid, sub, now()))) throw revoked();
+        return { access_token: signer.signAccess(sub, sid), token_type: 'bearer' };
       }
       // SPEC "Refresh token and login": a password change revokes the logins before it. Its deletion of the
       // records is the rule; this compares the token with the change as well (one-second resolution, as for
@@ -351,15 +384,26 @@ export async function createAuthService(deps: AuthServiceDeps) {
         }
         throw revoked();
       }
-      return { access_token: signer.signAccess(sub), token_type: 'bearer', refresh_token: next.token };
+      // After the swap, not before: a revocation that landed while this refresh was in flight (it marked the
+      // session first) refuses it here, so the successor never comes back to life (SPEC-2 "Sessions").
+      if (!(await sessions.touch(sid, sub, at))) throw revoked();
+      return {
+        access_token: signer.signAccess(sub, sid),
+        token_type: 'bearer',
+        refresh_token: next.token,
+      };
     },
 
     /** `POST /auth/logout`: the caller's own refresh token revokes its login, anything else all logins. */
     async logout(user: AuthUser, refreshToken: string | undefined): Promise<void> {
       const check = refreshToken ? signer.check(refreshToken, TOKEN_TYPES.refresh) : undefined;
+      // SPEC-2 "Sessions": the session it ends refuses its access tokens as well.
       if (check?.ok && check.claims.sub === user.id && typeof check.claims.fam === 'string') {
-        await store.deleteFamily(check.claims.fam);
+        const family = check.claims.fam;
+        if (isUuid(family)) await sessions.revoke(user.id, { only: family });
+        await store.deleteFamily(family);
       } else {
+        await sessions.revoke(user.id);
         await store.deleteRefreshOf(user.id);
       }
       ports.get('events').emit('logout', { userId: user.id, username: user.username });
@@ -470,7 +514,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (input.newPassword === input.currentPassword) throw new SvcError('auth.password_unchanged');
       const passwordHash = await hashPassword(input.newPassword);
       await store.updateUser(userId, { passwordHash, passwordChangedAt: now() });
-      await store.deleteRefreshOf(userId);
+      await endAllLogins(userId);
       ports.get('events').userChanged(userId, 'password_changed');
     },
   };

@@ -3,6 +3,8 @@ import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
+import { sessionStateColumn } from './session-store.js';
+import type { SessionTable } from './tables.js';
 
 /** A user row as stored (with the internal attributes of SPEC "User"). */
 export type UserRow = CoreTables['user']['$inferSelect'];
@@ -46,7 +48,7 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
  * Every query of the auth feature (STYLE "A feature is one folder": no SQL elsewhere). Hot statements
  * (token to user, login lookup) are prepared once here.
  */
-export function createAuthStore(db: Database, tables: CoreTables) {
+export function createAuthStore(db: Database, tables: CoreTables, session: SessionTable) {
   const { user, refreshToken } = tables;
   const orm = db.orm;
 
@@ -73,12 +75,23 @@ export function createAuthStore(db: Database, tables: CoreTables) {
       .where(eq(user.id, sql.placeholder('id'))),
     'svc_auth_user_by_id',
   );
-  const byIdWithPermissions = prepare<(UserRow & { permissionsJson: string | null })[]>(
+  // SPEC-2 "Sessions": the state of the token's session (placeholder `sid`) rides along in the same statement.
+  const sessionState = sessionStateColumn(session, user.id);
+  const byIdWithPermissions = prepare<
+    (UserRow & { permissionsJson: string | null; sessionState: number | null })[]
+  >(
     orm
-      .select({ ...getTableColumns(user), permissionsJson })
+      .select({ ...getTableColumns(user), permissionsJson, sessionState })
       .from(user)
       .where(eq(user.id, sql.placeholder('id'))),
     'svc_auth_user_by_id_perms',
+  );
+  const byIdWithSession = prepare<(UserRow & { sessionState: number | null })[]>(
+    orm
+      .select({ ...getTableColumns(user), sessionState })
+      .from(user)
+      .where(eq(user.id, sql.placeholder('id'))),
+    'svc_auth_user_by_id_session',
   );
   const byUsername = prepare<UserRow[]>(
     orm
@@ -211,15 +224,28 @@ export function createAuthStore(db: Database, tables: CoreTables) {
     async userById(id: string): Promise<UserRow | undefined> {
       return (await byId.execute({ id }))[0];
     },
-    /** The user and their effective permission codenames, in one query. */
-    async userWithPermissions(id: string): Promise<(UserRow & { permissions: string[] }) | undefined> {
-      const row = (await byIdWithPermissions.execute({ id }))[0];
+    /**
+     * The user and their effective permission codenames, in one query; with `sid`, also the state of that
+     * session (`sessionState`: 1 active, 0 revoked, null unknown or another user's).
+     */
+    async userWithPermissions(
+      id: string,
+      sid?: string,
+    ): Promise<(UserRow & { permissions: string[]; sessionState: number | null }) | undefined> {
+      const row = (await byIdWithPermissions.execute({ id, sid: sid ?? null }))[0];
       if (!row) return undefined;
       const { permissionsJson: json, ...rest } = row;
       return { ...rest, permissions: parsePermissionsJson(json) };
     },
+    /** The user and the state of session `sid` in one query (see {@link userWithPermissions}). */
+    async userForToken(
+      id: string,
+      sid?: string,
+    ): Promise<(UserRow & { sessionState: number | null }) | undefined> {
+      return (await byIdWithSession.execute({ id, sid: sid ?? null }))[0];
+    },
     async permissionsOf(id: string): Promise<string[]> {
-      const row = (await byIdWithPermissions.execute({ id }))[0];
+      const row = (await byIdWithPermissions.execute({ id, sid: null }))[0];
       return row ? parsePermissionsJson(row.permissionsJson) : [];
     },
     async userByUsername(username: string): Promise<UserRow | undefined> {

@@ -11,6 +11,8 @@ export interface TokenClaims {
   exp: number;
   jti?: string;
   fam?: string;
+  /** SPEC-2 "Sessions": the session (login) of an access token; absent on tokens issued before sessions. */
+  sid?: string;
 }
 
 /** Why a token was refused, before any database work. */
@@ -21,7 +23,8 @@ export type TokenCheck =
 
 /** Signs and verifies the service's JWTs with one key built once (docs/performance.md "JWT key": a KeyObject is ~50x faster). */
 export interface TokenSigner {
-  signAccess(userId: string): string;
+  /** An access token; `sessionId` becomes its `sid` claim (SPEC-2 "Sessions"). */
+  signAccess(userId: string, sessionId?: string): string;
   /** A refresh token of login `family` (a new family when omitted); returns the token and its record fields. */
   signRefresh(
     userId: string,
@@ -51,8 +54,11 @@ export function createTokenSigner(deps: { settings: Settings; now: () => Date })
   }
 
   return {
-    signAccess(userId) {
-      return sign({ sub: userId, type: TOKEN_TYPES.access }, settings.access_token_expire_minutes * 60);
+    signAccess(userId, sessionId) {
+      const claims = sessionId
+        ? { sub: userId, type: TOKEN_TYPES.access, sid: sessionId }
+        : { sub: userId, type: TOKEN_TYPES.access };
+      return sign(claims, settings.access_token_expire_minutes * 60);
     },
     signRefresh(userId, family = randomUUID()) {
       const jti = randomUUID();

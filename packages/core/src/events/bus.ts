@@ -15,9 +15,14 @@ export interface Target {
   codename?: string;
 }
 
-/** What travels between processes: an event (frame serialised once by the emitter) or a user change. */
+/**
+ * What travels between processes: an event (frame serialised once by the emitter), a user change, or ended
+ * sessions (SPEC-2 "Sessions": their sockets close on every process).
+ */
 export type BusMessage =
-  { kind: 'event'; target: Target; frame: string } | { kind: 'user'; userId: string; change: UserChange };
+  | { kind: 'event'; target: Target; frame: string }
+  | { kind: 'user'; userId: string; change: UserChange }
+  | { kind: 'sessions'; userId: string; sessionIds: string[] };
 
 /** Carries messages to every process's sockets (this one included). */
 export interface EventBus {

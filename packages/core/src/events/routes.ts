@@ -18,7 +18,7 @@ export function createEventsRouter(tickets: TicketStore): Router {
       allowPersonalToken: false,
     },
     async (ctx): Promise<TicketOut> => {
-      return { ticket: await tickets.issue(ctx.user.id), expires_in: TICKET_TTL_SECONDS };
+      return { ticket: await tickets.issue(ctx.user.id, ctx.user.sessionId), expires_in: TICKET_TTL_SECONDS };
     },
   );
   return events;

@@ -11,7 +11,7 @@ export interface EventServiceDeps {
   /** Fan-out to every process (this one included). */
   bus: EventBus;
   /** This process's sockets (user changes are applied here at once, not only when the bus echoes them). */
-  sockets: Pick<EventSockets, 'deliver' | 'userChanged'>;
+  sockets: Pick<EventSockets, 'deliver' | 'userChanged' | 'sessionsEnded'>;
 }
 
 /** SPEC "Event types and audience": the default audience of each core event. */
@@ -19,6 +19,8 @@ export function coreTarget<K extends keyof CoreEvents>(type: K, data: CoreEvents
   switch (type) {
     case 'user_permissions_changed':
       return { superusers: true, userIds: [(data as CoreEvents['user_permissions_changed']).userId] };
+    case 'session_revoked': // SPEC-2 "Sessions": the user and superusers
+      return { superusers: true, userIds: [(data as CoreEvents['session_revoked']).userId] };
     default: // login, logout, activity
       return { superusers: true };
   }
@@ -73,10 +75,16 @@ export function createEventService(
       publish(type, data, audienceTarget(audience));
     },
     userChanged,
-    /** A message from the bus: deliver an event, or apply another process's user change. */
+    sessionsEnded(userId, sessionIds) {
+      // SPEC-2 "Sessions": at once here, and on every other worker and host through the bus.
+      deps.sockets.sessionsEnded(userId, sessionIds);
+      if (deps.bus.shared) deps.bus.publish({ kind: 'sessions', userId, sessionIds });
+    },
+    /** A message from the bus: deliver an event, or apply another process's user change or ended sessions. */
     receive(message) {
       if (message.kind === 'event') deps.sockets.deliver(message.target, message.frame);
       else if (message.kind === 'user') deps.sockets.userChanged(message.userId, message.change);
+      else if (message.kind === 'sessions') deps.sockets.sessionsEnded(message.userId, message.sessionIds);
     },
   };
 }

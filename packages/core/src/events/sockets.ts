@@ -20,6 +20,8 @@ export interface SocketUser {
   isActive: boolean;
   isSuperuser: boolean;
   passwordChangedAt: Date | null;
+  /** The session of the ticket or token that opened the socket (SPEC-2 "Sessions"). */
+  sessionId?: string | null;
 }
 
 /** What the socket server needs. */
@@ -48,6 +50,8 @@ interface Connection {
   /** SPEC "Event types and audience": superuser membership is the one held when the connection opened. */
   isSuperuser: boolean;
   passwordChangedAt: number | null;
+  /** SPEC-2 "Sessions": the socket closes (4401) when this session ends; null for a token without `sid`. */
+  sessionId: string | null;
   /** Effective permission codenames read at open (project audience `permission`). */
   permissions: ReadonlySet<string>;
   /** Events that arrived before the snapshot was sent; null once it was. */
@@ -92,6 +96,12 @@ export function createEventSockets(deps: EventSocketsDeps) {
   const byUser = new Map<string, Set<Connection>>();
   let shuttingDown = false;
 
+  /** Whether a socket's session is still active (true without an authenticator that knows sessions). */
+  async function sessionActive(userId: string, sessionId: string): Promise<boolean> {
+    const authenticator = deps.authenticator();
+    return authenticator?.sessionActive ? authenticator.sessionActive(userId, sessionId) : true;
+  }
+
   function refuseHandshake(socket: Duplex, status: 403 | 404 | 503): void {
     const reason = { 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status];
     socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
@@ -127,7 +137,9 @@ export function createEventSockets(deps: EventSocketsDeps) {
       // SPEC "Authentication" 8: a password change revokes what was issued before it.
       if (user.passwordChangedAt && user.passwordChangedAt.getTime() > redeemed.issuedAt.getTime())
         return null;
-      return user;
+      // SPEC-2 "Sessions": a ticket of a session ended since it was issued opens nothing.
+      if (redeemed.sessionId && !(await sessionActive(user.id, redeemed.sessionId))) return null;
+      return { ...user, sessionId: redeemed.sessionId };
     }
     const token = params.get('token');
     if (!token || !deps.settings.events_allow_query_token) return null;
@@ -141,6 +153,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
         isActive: user.isActive,
         isSuperuser: user.isSuperuser,
         passwordChangedAt: user.passwordChangedAt,
+        sessionId: user.sessionId ?? null,
       };
     } catch (error) {
       if (error instanceof SvcError && error.status < 500) return null;
@@ -158,6 +171,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
       userId: user.id,
       isSuperuser: user.isSuperuser,
       passwordChangedAt: user.passwordChangedAt?.getTime() ?? null,
+      sessionId: user.sessionId ?? null,
       permissions: new Set(),
       pending: [],
       checking: false,
@@ -224,6 +238,10 @@ export function createEventSockets(deps: EventSocketsDeps) {
         return close(conn, CLOSE_CODES.unauthorized);
       }
       if (user.isSuperuser !== conn.isSuperuser) return close(conn, CLOSE_CODES.forbidden);
+      // SPEC-2 "Sessions": a session ended outside the API (the CLI) closes its sockets here.
+      if (conn.sessionId && !(await sessionActive(conn.userId, conn.sessionId))) {
+        return close(conn, CLOSE_CODES.unauthorized);
+      }
       // Permission changes made outside the API reach the audience here, within one interval.
       if (!conn.isSuperuser) await refreshPermissions(conn);
     } catch (error) {
@@ -328,6 +346,14 @@ export function createEventSockets(deps: EventSocketsDeps) {
         return;
       }
       for (const conn of conns) close(conn, CHANGE_CLOSE_CODES[change]);
+    },
+
+    /** SPEC-2 "Sessions": closes the user's sockets of these sessions (4401); others stay open. */
+    sessionsEnded(userId: string, sessionIds: string[]): void {
+      const ended = new Set(sessionIds);
+      for (const conn of [...(byUser.get(userId) ?? [])]) {
+        if (conn.sessionId !== null && ended.has(conn.sessionId)) close(conn, CLOSE_CODES.unauthorized);
+      }
     },
 
     /** Open, authenticated sockets. */

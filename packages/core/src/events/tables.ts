@@ -6,7 +6,8 @@ import { pgCoreTables, sqliteCoreTables, type Dialect } from '../kernel/db/table
 /**
  * The WebSocket ticket table (SPEC "WebSocket ticket"), table_prefix + `ws_ticket`: only the SHA-256 digest
  * of a ticket is stored (hex, the primary key). `created_at` lets a redeem refuse a ticket issued before the
- * user's last password change. Rows of a deleted user go with it (cascade).
+ * user's last password change, `session_id` ties the socket to the session of the token that asked for the
+ * ticket (SPEC-2 "Sessions"). Rows of a deleted user go with it (cascade).
  */
 export function sqliteEventsTables(settings: Settings) {
   const { user } = sqliteCoreTables(settings);
@@ -21,6 +22,8 @@ export function sqliteEventsTables(settings: Settings) {
         .references(() => user.id, { onDelete: 'cascade' }),
       expiresAt: sq.integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
       createdAt: sq.integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+      /** The session of the access token that asked for it (SPEC-2 "Sessions": its sockets close with it). */
+      sessionId: sq.text('session_id'),
     },
     (t) => [sq.index(`${name}_expires_idx`).on(t.expiresAt), sq.index(`${name}_user_idx`).on(t.userId)],
   );
@@ -47,6 +50,7 @@ export function pgEventsTables(settings: Settings): EventsTables {
         .references(() => user.id, { onDelete: 'cascade' }),
       expiresAt: ts('expires_at').notNull(),
       createdAt: ts('created_at').notNull(),
+      sessionId: pg.uuid('session_id'),
     },
     (t) => [pg.index(`${name}_expires_idx`).on(t.expiresAt), pg.index(`${name}_user_idx`).on(t.userId)],
   );

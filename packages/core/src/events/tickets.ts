@@ -10,12 +10,14 @@ export interface RedeemedTicket {
   userId: string;
   /** When it was issued: a password change after this refuses it (SPEC "Authentication" 8). */
   issuedAt: Date;
+  /** The session of the access token that asked for it (SPEC-2 "Sessions"), when it had one. */
+  sessionId: string | null;
 }
 
 /** Where tickets live (SPEC "Authentication" 12: `events_ticket_store`). */
 export interface TicketStore {
-  /** Issues a new ticket for the user; returns the ticket (only its digest is stored). */
-  issue(userId: string): Promise<string>;
+  /** Issues a new ticket for the user (and session); returns the ticket (only its digest is stored). */
+  issue(userId: string, sessionId?: string): Promise<string>;
   /** Consumes a ticket atomically; null when unknown, used or expired (SPEC "WebSocket ticket"). */
   redeem(ticket: string): Promise<RedeemedTicket | null>;
 }
@@ -41,7 +43,7 @@ export function createDatabaseTicketStore(deps: {
 }): TicketStore {
   const { db, table, now } = deps;
   return {
-    async issue(userId) {
+    async issue(userId, sessionId) {
       const at = now();
       // SPEC "Authentication" 12: expired rows are purged when a new ticket is issued.
       await db.orm.delete(table).where(lte(table.expiresAt, at)).returning({ digest: table.digest });
@@ -51,6 +53,7 @@ export function createDatabaseTicketStore(deps: {
         .values({
           digest: ticketDigest(ticket),
           userId,
+          sessionId: sessionId ?? null,
           createdAt: at,
           expiresAt: new Date(at.getTime() + TICKET_TTL_SECONDS * 1000),
         })
@@ -61,14 +64,15 @@ export function createDatabaseTicketStore(deps: {
       const [row] = await db.orm
         .delete(table)
         .where(and(eq(table.digest, ticketDigest(ticket)), gt(table.expiresAt, now())))
-        .returning({ userId: table.userId, createdAt: table.createdAt });
-      return row ? { userId: row.userId, issuedAt: row.createdAt } : null;
+        .returning({ userId: table.userId, createdAt: table.createdAt, sessionId: table.sessionId });
+      return row ? { userId: row.userId, issuedAt: row.createdAt, sessionId: row.sessionId } : null;
     },
   };
 }
 
 interface CachedTicket {
   userId: string;
+  sessionId?: string | null;
   issuedAt: number;
   expiresAt: number;
 }
@@ -82,17 +86,26 @@ export function createCacheTicketStore(deps: { cache: Cache; now: () => Date }):
   const { cache, now } = deps;
   const key = (ticket: string) => `events:ticket:${ticketDigest(ticket)}`;
   return {
-    async issue(userId) {
+    async issue(userId, sessionId) {
       const at = now().getTime();
       const ticket = newTicket();
-      const value: CachedTicket = { userId, issuedAt: at, expiresAt: at + TICKET_TTL_SECONDS * 1000 };
+      const value: CachedTicket = {
+        userId,
+        sessionId: sessionId ?? null,
+        issuedAt: at,
+        expiresAt: at + TICKET_TTL_SECONDS * 1000,
+      };
       await cache.set(key(ticket), value, TICKET_TTL_SECONDS);
       return ticket;
     },
     async redeem(ticket) {
       const value = await cache.take<CachedTicket>(key(ticket));
       if (!value || value.expiresAt <= now().getTime()) return null;
-      return { userId: value.userId, issuedAt: new Date(value.issuedAt) };
+      return {
+        userId: value.userId,
+        issuedAt: new Date(value.issuedAt),
+        sessionId: value.sessionId ?? null,
+      };
     },
   };
 }

@@ -57,6 +57,11 @@ export interface AuthUser {
   lastLoginAt: Date | null;
   createdAt: Date;
   passwordChangedAt: Date | null;
+  /**
+   * The session (login) of the access token the request came with (SPEC-2 "Sessions": its `sid` claim);
+   * absent for tokens issued before sessions existed and outside a request.
+   */
+  sessionId?: string;
 }
 
 /** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */

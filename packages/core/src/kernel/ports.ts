@@ -16,6 +16,12 @@ export interface Authenticator {
     token: string,
     options?: { withPermissions?: boolean },
   ): Promise<AuthUser & { permissions?: string[] }>;
+  /**
+   * Whether session `sessionId` of the user is still active (SPEC-2 "Sessions"): event sockets opened with
+   * it check this when they open and at every 30-second check, so a revocation made outside the API (the
+   * CLI) closes them too. Optional for authenticators without sessions.
+   */
+  sessionActive?(userId: string, sessionId: string): Promise<boolean>;
   /** Decodes an access token without a database query (activity log); null when invalid. */
   peek(token: string): { userId: string; username?: string } | null;
   /** The first superuser (for `swagger_noauth`), or null. */
@@ -68,6 +74,8 @@ export interface CoreEvents {
     description: string | null;
   };
   user_permissions_changed: { userId: string };
+  /** SPEC-2 "Sessions": a session was ended (to the user and superusers). */
+  session_revoked: { userId: string; sessionId: string };
 }
 
 /** Who receives a project event. */
@@ -91,6 +99,12 @@ export interface EventSink {
   emitCustom(type: string, data: Record<string, unknown>, audience: Audience): void;
   /** Closes or re-checks the user's open sockets at once. */
   userChanged(userId: string, change: UserChange): void;
+  /**
+   * Closes the open sockets of these sessions of the user with 4401, here and on every other process
+   * (SPEC-2 "Sessions"); the user's sockets of other sessions stay open. Optional: a sink without sockets
+   * has nothing to close.
+   */
+  sessionsEnded?(userId: string, sessionIds: string[]): void;
 }
 
 /** The audit feature's reader for the events snapshot. */
@@ -246,6 +260,29 @@ export interface AccountLinks {
 }
 
 /**
+ * Every module's part of `GET /auth/user/export` (SPEC-2 "Administration and self-service"): the
+ * `accountExport` entries of all modules, gathered by the app once every module is set up.
+ */
+export interface AccountExportParts {
+  /** Top-level key of the export to the function that returns that part for a user. */
+  readonly parts: Readonly<Record<string, (userId: string) => Promise<unknown>>>;
+}
+
+/** Deleting an account (implemented by `users`: the same deletion as `DELETE /admin/user/{user_id}`). */
+export interface AccountRemoval {
+  /**
+   * Deletes the user with everything that cascades from it (logins, MFA, settings, tokens) and closes their
+   * event sockets; 400 `user.last_superuser` (at `loc`) for the only active superuser.
+   */
+  deleteAccount(userId: string, loc: (string | number)[]): Promise<void>;
+  /**
+   * The last-superuser rule of `deleteAccount` ahead of it, without locks (`deleteAccount` checks again): lets
+   * a caller refuse before it uses something up (a backup code).
+   */
+  assertRemovable(userId: string, loc: (string | number)[]): Promise<void>;
+}
+
+/**
  * The form of a personal access token (SPEC-2 "Personal access tokens"): `svc_pat_` + 43 base64url characters.
  * The guard sends a bearer of this form to the `personalTokens` port instead of the JWT authenticator.
  */
@@ -270,29 +307,6 @@ export interface PersonalTokenAuthenticator {
   authenticate(token: string, clientIp: string): Promise<PersonalTokenUser>;
 }
 
-/**
- * Every module's part of `GET /auth/user/export` (SPEC-2 "Administration and self-service"): the
- * `accountExport` entries of all modules, gathered by the app once every module is set up.
- */
-export interface AccountExportParts {
-  /** Top-level key of the export to the function that returns that part for a user. */
-  readonly parts: Readonly<Record<string, (userId: string) => Promise<unknown>>>;
-}
-
-/** Deleting an account (implemented by `users`: the same deletion as `DELETE /admin/user/{user_id}`). */
-export interface AccountRemoval {
-  /**
-   * Deletes the user with everything that cascades from it (logins, MFA, settings, tokens) and closes their
-   * event sockets; 400 `user.last_superuser` (at `loc`) for the only active superuser.
-   */
-  deleteAccount(userId: string, loc: (string | number)[]): Promise<void>;
-  /**
-   * The last-superuser rule of `deleteAccount` ahead of it, without locks (`deleteAccount` checks again): lets
-   * a caller refuse before it uses something up (a backup code).
-   */
-  assertRemovable(userId: string, loc: (string | number)[]): Promise<void>;
-}
-
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -307,8 +321,8 @@ export interface Ports {
   routes: RouteTable;
   mail: MailDelivery;
   accounts: AccountLinks;
-  passkeys: PasskeyFactor;
   personalTokens: PersonalTokenAuthenticator;
+  passkeys: PasskeyFactor;
   accountExport: AccountExportParts;
   accountRemoval: AccountRemoval;
 }

@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   'auth.token_wrong_type': { status: 401, loc: AUTH_HEADER },
   'auth.token_no_subject': { status: 401, loc: AUTH_HEADER },
   'auth.token_revoked': { status: 401, loc: AUTH_HEADER },
+  'auth.session_revoked': { status: 401, loc: AUTH_HEADER }, // SPEC-2 "Sessions"
   'user.not_found': { status: 401, loc: AUTH_HEADER }, // admin lookups pass status 404 (SPEC "Errors")
   'auth.refresh_token_invalid': { status: 401, loc: ['body', 'refresh_token'] },
   'auth.refresh_user_invalid': { status: 401, loc: ['body', 'refresh_token'] },
@@ -66,9 +67,10 @@ export const ERROR_CODES = {
   'mfa.disabled': { status: 403, loc: ['body'] },
   'auth.email_unverified': { status: 403, loc: ['body', 'username'] },
   // 404
-  'auth.passkey_not_found': { status: 404, loc: ['path', 'id'] },
   'request.not_found': { status: 404, loc: ['path'] },
   'access.token_not_found': { status: 404, loc: ['path', 'token_id'] },
+  'auth.session_not_found': { status: 404, loc: ['path', 'session_id'] },
+  'auth.passkey_not_found': { status: 404, loc: ['path', 'id'] },
   // 405
   'request.method_not_allowed': { status: 405, loc: ['path'] },
   // 409

@@ -21,6 +21,8 @@ import { bearerToken, guard, needsUser } from './guard.js';
 import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '../page.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
+import { mountStaticFiles } from './static-files.js';
+import type { ResolvedStaticFiles } from '../static-files.js';
 import { isLocalDirect, sendError } from './respond.js';
 
 export { isLocalDirect, sendError };
@@ -50,6 +52,8 @@ export interface HttpAppOptions {
   bodyLimit?: string;
   /** Server-rendered pages of the modules, outside `/api`. @default [] */
   pages?: PageRoute[];
+  /** The project's static folders (kernel/static-files.ts), served after every route and the docs. @default [] */
+  staticFiles?: ResolvedStaticFiles[];
 }
 
 function localeOf(req: Request, settings: Settings): string {
@@ -265,7 +269,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         }
       }
     });
-    requestContext.run({ requestId }, next);
+    const client = () => ({ ip: clientAddress(req), userAgent: req.headers['user-agent'] ?? '' });
+    requestContext.run({ requestId, client }, next);
   });
 
   // helmet's headers do not depend on the request: computed once here, set in one step per request
@@ -335,6 +340,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const page of options.pages ?? []) mountPage(app, page, settings);
 
   mountDocs(app, { ...options.docs, routes, settings });
+  // Last: a file never shadows a route, a page or the docs.
+  mountStaticFiles(app, options.staticFiles ?? [], log);
 
   app.use((req, res) => {
     sendError(res, new SvcError('request.not_found', { loc: ['path'] }), translator(localeOf(req, settings)));

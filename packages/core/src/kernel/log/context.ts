@@ -2,6 +2,18 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface RequestContext {
   requestId: string;
+  /**
+   * The client of the request: its address after the proxy rules and its `User-Agent` (read when asked, so
+   * a request that never asks pays nothing). A login records them on its session (SPEC-2 "Sessions"),
+   * whichever route completes it (password, MFA step, invitation).
+   */
+  client?: () => RequestClient;
+}
+
+/** Who sent the request (SPEC-2 "Sessions": `ip` and `userAgent`). */
+export interface RequestClient {
+  ip: string;
+  userAgent: string;
 }
 
 /** Carries the current request id into every log line of the request (SPEC "Startup rules" 5). */
@@ -9,6 +21,11 @@ export const requestContext = new AsyncLocalStorage<RequestContext>();
 
 export function currentRequestId(): string {
   return requestContext.getStore()?.requestId ?? '-';
+}
+
+/** The client of the current request; empty fields outside a request (the CLI, a timer). */
+export function currentClient(): RequestClient {
+  return requestContext.getStore()?.client?.() ?? { ip: '', userAgent: '' };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

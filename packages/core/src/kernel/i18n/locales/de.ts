@@ -39,6 +39,8 @@ export const de: Record<string, string> = {
   'auth.token_wrong_type': 'Falscher Token-Typ.',
   'auth.token_no_subject': 'Das Token hat kein Subjekt.',
   'auth.token_revoked': 'Das Token wurde widerrufen; bitte melden Sie sich erneut an.',
+  'auth.session_revoked': 'Diese Sitzung wurde beendet; bitte melden Sie sich erneut an.',
+  'auth.session_not_found': 'Sitzung nicht gefunden.',
   'user.not_found': 'Benutzer nicht gefunden.',
   'auth.refresh_token_invalid': 'Das Refresh-Token ist ungültig oder abgelaufen.',
   'auth.refresh_user_invalid': 'Der Benutzer dieses Refresh-Tokens existiert nicht mehr oder ist inaktiv.',

@@ -35,6 +35,8 @@ export const en: Record<string, string> = {
   'auth.token_wrong_type': 'Wrong token type.',
   'auth.token_no_subject': 'The token has no subject.',
   'auth.token_revoked': 'The token was revoked; please log in again.',
+  'auth.session_revoked': 'This session was ended; please log in again.',
+  'auth.session_not_found': 'Session not found.',
   'user.not_found': 'User not found.',
   'auth.refresh_token_invalid': 'The refresh token is invalid or has expired.',
   'auth.refresh_user_invalid': 'The user of this refresh token no longer exists or is inactive.',

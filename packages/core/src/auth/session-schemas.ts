@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { UserIdParam } from '../kernel/identity.js';
+
+/** A session as the session routes show it (SPEC-2 "Sessions"). */
+export const SessionOut = z.object({
+  id: z.uuid(),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().describe('The login, or the last refresh of its tokens'),
+  userAgent: z
+    .string()
+    .describe('As the client sent it at login, control characters replaced, at most 255 characters'),
+  ip: z.string().describe('The client address at login, after the proxy rules'),
+  current: z.boolean().describe("Whether it is the session of the request's access token"),
+});
+
+/** Newest `lastUsedAt` first. */
+export const SessionListOut = z.array(SessionOut);
+
+// A session id parses like a user id (a UUID in any letter case is compared in its stored form); anything
+// else reaches the service, which answers 404 `auth.session_not_found` rather than a 422.
+export const SessionIdParams = z.object({ session_id: UserIdParam });
+export const UserSessionParams = z.object({ user_id: UserIdParam });
+export const UserSessionIdParams = z.object({ user_id: UserIdParam, session_id: UserIdParam });

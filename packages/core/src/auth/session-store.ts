@@ -1,0 +1,161 @@
+import { and, desc, eq, gt, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
+import type { Database } from '../kernel/db/database.js';
+import type { CoreTables } from '../kernel/db/tables.js';
+import type { SessionTable } from './tables.js';
+
+/** A session as stored (SPEC-2 "Sessions"). */
+export type SessionRow = SessionTable['$inferSelect'];
+
+/** Who opened or used a session: the client address after the proxy rules and the sanitised user agent. */
+export interface SessionClient {
+  ip: string;
+  userAgent: string;
+}
+
+/**
+ * The state of the access token's session as one column of the guard's user query (SPEC-2 "Sessions": the
+ * check adds no database round trip): 1 while the session of `sid` (a placeholder) belongs to the outer user
+ * row and is not revoked, 0 when revoked, null when there is no such row. A primary-key lookup; with `sid`
+ * null (a token without the claim) it finds nothing and costs nothing.
+ */
+export function sessionStateColumn(
+  session: SessionTable,
+  userId: SQL | { name: string },
+): SQL<number | null> {
+  const lookup = sql`(SELECT CASE WHEN ${session.revokedAt} IS NULL THEN 1 ELSE 0 END FROM ${session}
+    WHERE ${session.id} = ${sql.placeholder('sid')} AND ${session.userId} = ${userId})`;
+  // Nested: drizzle drops the table names of the columns written directly in a selected field of a
+  // single-table query, which would make `user_id = id` compare two columns of the session row.
+  return sql<number | null>`${lookup}`;
+}
+
+/**
+ * Every query on the session table (STYLE "A feature is one folder"). A session's id is its login's refresh
+ * family, so ending a session is marking its row revoked and deleting its refresh records.
+ */
+export function createSessionStore(
+  db: Database,
+  tables: Pick<CoreTables, 'refreshToken'>,
+  session: SessionTable,
+) {
+  const { refreshToken } = tables;
+  const orm = db.orm;
+  // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
+  const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
+
+  /**
+   * Deletes the refresh records `where` selects; on PostgreSQL it repeats until a pass finds none, so a
+   * successor committed by a rotation that the first pass waited for goes too (see deleteUntilGone in store.ts).
+   */
+  async function deleteRefresh(where: SQL | undefined): Promise<void> {
+    for (let i = 0; i < 5; i += 1) {
+      const deleted = await orm.delete(refreshToken).where(where).returning({ jti: refreshToken.jti });
+      if (db.dialect !== 'pg' || deleted.length === 0) return;
+    }
+  }
+
+  return {
+    /** Records a new login's session (SPEC-2 "Sessions"). */
+    async create(values: { id: string; userId: string; at: Date } & SessionClient): Promise<void> {
+      await orm
+        .insert(session)
+        .values({
+          id: values.id,
+          userId: values.userId,
+          createdAt: values.at,
+          lastUsedAt: values.at,
+          userAgent: values.userAgent,
+          ip: values.ip,
+        })
+        .returning({ id: session.id });
+    },
+
+    /** Forgets a session whose login did not complete (it never had a token). */
+    async remove(id: string): Promise<void> {
+      await orm.delete(session).where(eq(session.id, id)).returning({ id: session.id });
+    },
+
+    /**
+     * A refresh of session `id`: `lastUsedAt` becomes `at`, only while the session is the user's and not
+     * revoked (false otherwise: the refresh is refused, so a revocation is never undone by a refresh in
+     * flight). A family from before sessions existed gets its row here (`client` fills it): its refresh
+     * token is still valid, and the record it is spent against is checked by the rotation itself.
+     */
+    async touch(id: string, userId: string, at: Date, client: SessionClient): Promise<boolean> {
+      const touch = () =>
+        orm
+          .update(session)
+          .set({ lastUsedAt: at })
+          .where(and(eq(session.id, id), eq(session.userId, userId), isNull(session.revokedAt)))
+          .returning({ id: session.id });
+      if ((await touch()).length > 0) return true;
+      const adopted = await orm
+        .insert(session)
+        .values({ id, userId, createdAt: at, lastUsedAt: at, userAgent: client.userAgent, ip: client.ip })
+        .onConflictDoNothing()
+        .returning({ id: session.id });
+      return adopted.length > 0;
+    },
+
+    /**
+     * The user's active sessions, newest `lastUsedAt` first: not revoked, with a refresh token that can still
+     * be used (a login whose records went with a deactivation or a password change made outside the API is
+     * over too).
+     */
+    async listActive(userId: string, at: Date): Promise<SessionRow[]> {
+      const usable = sql`EXISTS (SELECT 1 FROM ${refreshToken} WHERE ${refreshToken.family} = ${sessionIdText}
+        AND ${refreshToken.spentAt} IS NULL AND ${gt(refreshToken.expiresAt, at)})`;
+      return orm
+        .select()
+        .from(session)
+        .where(and(eq(session.userId, userId), isNull(session.revokedAt), usable))
+        .orderBy(desc(session.lastUsedAt), desc(session.createdAt));
+    },
+
+    /**
+     * Ends sessions of `userId`: all of them, only `only`, or all but `except`. Marked revoked first (the
+     * guard refuses their access tokens from then on), then their refresh records go. Returns the ids that
+     * were active and are ended now.
+     */
+    async revoke(
+      userId: string,
+      at: Date,
+      which: { only?: string; except?: string } = {},
+    ): Promise<string[]> {
+      const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
+      if (which.only !== undefined) conditions.push(eq(session.id, which.only));
+      if (which.except !== undefined) conditions.push(ne(session.id, which.except));
+      const rows = await orm
+        .update(session)
+        .set({ revokedAt: at })
+        .where(and(...conditions))
+        .returning({ id: session.id });
+      const ids = rows.map((row) => row.id);
+      // All of them: logins from before sessions existed (refresh records without a session row) end too.
+      const all = which.only === undefined && which.except === undefined;
+      if (all) await deleteRefresh(eq(refreshToken.userId, userId));
+      else if (ids.length > 0) await deleteRefresh(inArray(refreshToken.family, ids));
+      return ids;
+    },
+
+    /** Whether session `id` belongs to `userId` and is not revoked. */
+    async isActive(id: string, userId: string): Promise<boolean> {
+      const rows = await orm
+        .select({ id: session.id })
+        .from(session)
+        .where(and(eq(session.id, id), eq(session.userId, userId), isNull(session.revokedAt)))
+        .limit(1);
+      return rows.length > 0;
+    },
+
+    /** Housekeeping at login: the user's sessions whose every refresh token has expired (`before`). */
+    async purge(userId: string, before: Date): Promise<void> {
+      await orm
+        .delete(session)
+        .where(and(eq(session.userId, userId), lt(session.lastUsedAt, before)))
+        .returning({ id: session.id });
+    },
+  };
+}
+
+export type SessionStore = ReturnType<typeof createSessionStore>;

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import {
+  createPostgresDatabase,
+  reportSkipped,
+  startTestApp,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  type TestApp,
+  type TestCache,
+  type TestDatabase,
+} from '../testing/index.js';
+import { eventsUrl, openSocket, ticketOf, type TestSocket } from '../../../../testing/events.js';
+
+const sidOf = (accessToken: string) => (jwt.decode(accessToken) as { sid: string }).sid;
+
+// SPEC-2 "Sessions": revocation is immediate on every worker and host. Two app instances on one PostgreSQL
+// database and one Redis stand for two hosts: what is ended on A is refused on B at the very next request.
+describe('session revocation across two app instances (PostgreSQL + Redis)', () => {
+  if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
+    reportSkipped(
+      'session revocation across instances',
+      'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed',
+    );
+    return;
+  }
+  let created: { url: string; drop(): Promise<void> };
+  let a: TestApp;
+  let b: TestApp;
+  const sockets: TestSocket[] = [];
+
+  beforeAll(async () => {
+    created = await createPostgresDatabase();
+    const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
+    const cache: TestCache = {
+      kind: 'redis',
+      url: TEST_REDIS_URL,
+      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
+    };
+    const settings = { events_broadcast_enabled: true };
+    a = await startTestApp({ database, cache, settings });
+    b = await startTestApp({ database, cache, settings });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(sockets.map((socket) => socket.close()));
+    await a?.close();
+    await b?.close();
+    await created?.drop();
+  }, 30_000);
+
+  it('a session ended on A refuses its access token on B at once and closes its sockets on B (4401)', async () => {
+    const user = await a.createUser({ username: 'nomad' });
+    const phone = await b.loginAs(user);
+    const laptop = await b.loginAs(user);
+    // Warm B: the token has been accepted there, so a cache of any kind would now hold it.
+    expect((await phone.get('/api/auth/user')).status).toBe(200);
+    const onPhone = await openSocket(eventsUrl(b.url, { ticket: await ticketOf(phone) }));
+    const onLaptop = await openSocket(eventsUrl(b.url, { ticket: await ticketOf(laptop) }));
+    sockets.push(onPhone, onLaptop);
+    await Promise.all([onPhone, onLaptop].map((s) => s.waitFor((f) => f.type === 'snapshot')));
+
+    const onA = a.as(laptop.accessToken);
+    expect((await onA.delete(`/api/auth/sessions/${sidOf(phone.accessToken)}`)).status).toBe(204);
+
+    const refused = await phone.get('/api/auth/user');
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail[0].code).toBe('auth.session_revoked');
+    const refresh = await b.post('/api/auth/refresh-token', { refresh_token: phone.refreshToken });
+    expect(refresh.status).toBe(401);
+    expect(refresh.body.detail[0].code).toBe('auth.refresh_token_revoked');
+    expect(await onPhone.closed).toBe(4401);
+    // The other session, and its socket, are untouched; it hears of the ended one.
+    expect((await laptop.get('/api/auth/user')).status).toBe(200);
+    const notice = await onLaptop.waitFor((f) => f.type === 'session_revoked');
+    expect(notice.data).toEqual({ userId: user.id, sessionId: sidOf(phone.accessToken) });
+    expect(onLaptop.ws.readyState).toBe(onLaptop.ws.OPEN);
+  });
+});

@@ -1,0 +1,144 @@
+import type { Settings } from '../kernel/config/schema.js';
+import { SvcError } from '../kernel/errors/svc-error.js';
+import { isUuid } from '../kernel/identity.js';
+import type { ModulePorts } from '../kernel/module.js';
+import { currentClient } from '../kernel/log/context.js';
+import { sanitizeText } from '../kernel/sanitize.js';
+import {
+  SESSION_IP_MAX_LENGTH,
+  SESSION_PURGE_MARGIN_MS,
+  SESSION_USER_AGENT_MAX_LENGTH,
+} from './constants.js';
+import type { SessionClient, SessionRow, SessionStore } from './session-store.js';
+
+/** A session as `GET /auth/sessions` shows it (SPEC-2 "Sessions"). */
+export interface SessionView {
+  id: string;
+  createdAt: string;
+  lastUsedAt: string;
+  userAgent: string;
+  ip: string;
+  current: boolean;
+}
+
+export interface SessionServiceDeps {
+  settings: Settings;
+  sessions: SessionStore;
+  /** Whether a user exists (the admin routes answer 404 `user.not_found` otherwise). */
+  userExists(userId: string): Promise<boolean>;
+  ports: ModulePorts<never, never, never>;
+  now: () => Date;
+}
+
+/**
+ * The client of the current request as a session records it: the address after the proxy rules, and the
+ * user agent sanitised like activity log text (SPEC-2 "Sessions": at most 255 characters).
+ */
+export function sessionClient(): SessionClient {
+  const { ip, userAgent } = currentClient();
+  return {
+    ip: ip.slice(0, SESSION_IP_MAX_LENGTH),
+    userAgent: sanitizeText(userAgent, SESSION_USER_AGENT_MAX_LENGTH),
+  };
+}
+
+function toView(row: SessionRow, current: string | undefined): SessionView {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt.toISOString(),
+    userAgent: row.userAgent,
+    ip: row.ip,
+    current: row.id === current,
+  };
+}
+
+/**
+ * Sessions (SPEC-2 "Sessions"): what a user and a superuser see and end. Ending one marks it revoked (the
+ * guard's user query refuses its access tokens from that moment, on every host: the state is read in the
+ * same statement as the user), deletes its refresh records, closes its event sockets (4401, every process
+ * through the events bus) and emits `session_revoked`.
+ */
+export function createSessionService(deps: SessionServiceDeps) {
+  const { settings, sessions, ports, now } = deps;
+
+  function ended(userId: string, ids: string[]): void {
+    if (ids.length === 0) return;
+    const events = ports.get('events');
+    events.sessionsEnded?.(userId, ids);
+    for (const sessionId of ids) events.emit('session_revoked', { userId, sessionId });
+  }
+
+  async function existingUser(userId: string): Promise<void> {
+    if (!isUuid(userId) || !(await deps.userExists(userId))) {
+      throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
+    }
+  }
+
+  async function revokeOne(userId: string, sessionId: string): Promise<void> {
+    const ids = isUuid(sessionId) ? await sessions.revoke(userId, now(), { only: sessionId }) : [];
+    if (ids.length === 0) throw new SvcError('auth.session_not_found');
+    ended(userId, ids);
+  }
+
+  return {
+    /** Records the session of a login that is about to complete (its id is the login's refresh family). */
+    async open(id: string, userId: string, at: Date): Promise<void> {
+      await sessions.create({ id, userId, at, ...sessionClient() });
+    },
+    /** A login that did not complete leaves no session; older ones whose tokens all expired go. */
+    async settle(id: string, userId: string, at: Date, completed: boolean): Promise<void> {
+      if (!completed) return sessions.remove(id);
+      const lifetimeMs = settings.refresh_token_expire_days * 86_400_000;
+      await sessions.purge(userId, new Date(at.getTime() - lifetimeMs - SESSION_PURGE_MARGIN_MS));
+    },
+    /** Whether session `id` of the user is still active (event sockets check it). */
+    isActive(userId: string, id: string): Promise<boolean> {
+      return isUuid(id) ? sessions.isActive(id, userId) : Promise.resolve(false);
+    },
+    /** A refresh of session `id`: false when it is revoked (or another user's). */
+    touch(id: string, userId: string, at: Date): Promise<boolean> {
+      return sessions.touch(id, userId, at, sessionClient());
+    },
+    /** Ends sessions by the rules of {@link createSessionService}; `notify` false for password changes and
+     * deactivations, whose own notice closes every socket of the user. */
+    async revoke(
+      userId: string,
+      which: { only?: string; except?: string } = {},
+      notify = true,
+    ): Promise<string[]> {
+      const ids = await sessions.revoke(userId, now(), which);
+      if (notify) ended(userId, ids);
+      return ids;
+    },
+
+    /** `GET /auth/sessions` (and the account export): newest `lastUsedAt` first, the caller's flagged. */
+    async list(userId: string, current?: string): Promise<SessionView[]> {
+      return (await sessions.listActive(userId, now())).map((row) => toView(row, current));
+    },
+    /** `DELETE /auth/sessions/{session_id}`: 404 `auth.session_not_found` unless an active session of the caller. */
+    revokeOwn: revokeOne,
+    /** `POST /auth/sessions/revoke-others`: every session of the caller but `current`. */
+    async revokeOthers(userId: string, current: string | undefined): Promise<void> {
+      ended(userId, await sessions.revoke(userId, now(), current ? { except: current } : {}));
+    },
+
+    /** `GET /admin/user/{user_id}/sessions`. */
+    async adminList(userId: string): Promise<SessionView[]> {
+      await existingUser(userId);
+      return (await sessions.listActive(userId, now())).map((row) => toView(row, undefined));
+    },
+    /** `DELETE /admin/user/{user_id}/sessions`. */
+    async adminRevokeAll(userId: string): Promise<void> {
+      await existingUser(userId);
+      ended(userId, await sessions.revoke(userId, now()));
+    },
+    /** `DELETE /admin/user/{user_id}/sessions/{session_id}`. */
+    async adminRevoke(userId: string, sessionId: string): Promise<void> {
+      await existingUser(userId);
+      await revokeOne(userId, sessionId);
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;
