@@ -62,3 +62,5 @@ export { createMfaStore } from './mfa/store.js';
 export type { MfaTables } from './mfa/tables.js';
 export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
+export { authTables, type AuthTables } from './auth/tables.js';
+export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';

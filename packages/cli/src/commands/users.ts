@@ -5,6 +5,7 @@ import { CliError } from '../errors.js';
 import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 import { inviteCommand, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
+import { sessionsCommand } from './users-sessions.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
 export const CLI_MIN_PASSWORD_LENGTH = 8;
@@ -360,7 +361,8 @@ const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
 /** `svc users ...` (SPEC "Command-line interface"). */
 export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'users <command>',
-  describe: 'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, encrypt-mfa-secrets',
+  describe:
+    'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, encrypt-mfa-secrets',
   /* eslint-disable @typescript-eslint/no-explicit-any -- yargs types a command by its own arguments; the parent's builder only passes them on */
   builder: (y) =>
     y
@@ -372,11 +374,12 @@ export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(inviteCommand as CommandModule<GlobalArgs, any>)
       .command(resetLinkCommand as CommandModule<GlobalArgs, any>)
       .command(resetMfaCommand as CommandModule<GlobalArgs, any>)
+      .command(sessionsCommand as CommandModule<GlobalArgs, any>)
       .example('$0 users create alice --staff', 'Create a staff user (password prompted)')
       .example('$0 users ls', 'List users with their flags')
       .demandCommand(
         1,
-        'Name a users command: create, update, delete, ls, invite, reset-link, reset-mfa or encrypt-mfa-secrets.',
+        'Name a users command: create, update, delete, ls, invite, reset-link, reset-mfa, sessions or encrypt-mfa-secrets.',
       ),
   /* eslint-enable @typescript-eslint/no-explicit-any */
   handler: () => undefined,

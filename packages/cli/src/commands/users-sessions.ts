@@ -1,0 +1,81 @@
+import * as internal from '@svc/core/internal';
+import type { Argv, CommandModule } from 'yargs';
+import { CliError } from '../errors.js';
+import { openAuthProject } from '../project.js';
+import { closePrompts, confirm } from '../prompts.js';
+import { formatTable } from './users.js';
+
+// `svc users sessions <username> [--revoke-all] [--yes]` (SPEC-2 "Administration and self-service", CLI
+// paragraph; docs/sessions-and-tokens.md): the sessions as `GET /admin/user/{user_id}/sessions` lists them,
+// and the same revocation as `DELETE /admin/user/{user_id}/sessions`.
+
+interface SessionsArgs {
+  baseDir?: string;
+  username: string;
+  revokeAll?: boolean;
+  yes?: boolean;
+}
+
+const when = (value: Date) => value.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> = {
+  command: 'sessions <username>',
+  describe: "List a user's active sessions, or end them all",
+  builder: (y) =>
+    y
+      .positional('username', { type: 'string', demandOption: true })
+      .option('revoke-all', {
+        type: 'boolean',
+        default: false,
+        describe: 'End every session: refresh and access tokens are refused at once',
+      })
+      .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Do not ask for confirmation' })
+      .example('$0 users sessions alice', "alice's logins: created, last used, address, user agent")
+      .example(
+        '$0 users sessions alice --revoke-all --yes',
+        'Log alice out everywhere (scripts)',
+      ) as Argv<SessionsArgs>,
+  handler: async (argv) => {
+    const project = await openAuthProject(argv.baseDir);
+    try {
+      const { settings, db, tables } = project;
+      const name = String(argv.username).trim();
+      const manager = internal.createUserManager({
+        db,
+        tables,
+        hashPassword: internal.hashPassword,
+        now: () => new Date(),
+      });
+      const found = name === '' ? undefined : await manager.find(name);
+      if (!found) throw new CliError(`user '${name}' does not exist`);
+      const store = internal.createSessionStore(
+        db,
+        tables,
+        internal.authTables(settings, db.dialect).session,
+      );
+      const active = await store.listActive(found.id, new Date());
+      if (argv.revokeAll) {
+        const question = `End all ${active.length} session(s) of user '${found.username}'? [y/N] `;
+        if (!argv.yes && !(await confirm(question))) {
+          throw new CliError('no session ended: not confirmed (use --yes to skip the question)');
+        }
+        const ended = await store.revoke(found.id, new Date());
+        process.stdout.write(`ended ${ended.length} session(s) of '${found.username}'\n`);
+        return;
+      }
+      if (active.length === 0) {
+        process.stdout.write(`'${found.username}' has no active sessions\n`);
+        return;
+      }
+      process.stdout.write(
+        formatTable(
+          ['ID', 'CREATED', 'LAST USED', 'IP', 'USER AGENT'],
+          active.map((s) => [s.id, when(s.createdAt), when(s.lastUsedAt), s.ip || '-', s.userAgent || '-']),
+        ),
+      );
+    } finally {
+      closePrompts();
+      await project.db.close().catch(() => undefined);
+    }
+  },
+};
