@@ -3,6 +3,16 @@
 // `pnpm test`) installs Chromium from Debian when it is missing and the machine allows it.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  createSqliteDatabase,
+  reportSkipped,
+  startTestApp,
+  type StartTestAppOptions,
+  type TestApp,
+  type TestDatabase,
+} from '@svc/core/testing';
+import { freePort } from '../../testing/cli-process.js';
+import { bundleClient, countingServer, type CountingServer } from '../../testing/client.js';
 
 /** Where Chromium is: `SVC_TEST_CHROMIUM`, else Debian's `/usr/bin/chromium`. */
 export const CHROMIUM_PATH = process.env.SVC_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -27,6 +37,81 @@ const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** `describe(name, body)` where Chromium is present; elsewhere a suite whose one test says why it did not run. */
+export function describeInChromium(name: string, body: () => void): void {
+  const missing = browserMissingReason();
+  if (missing) describe(name, () => reportSkipped(name, missing));
+  else describe(name, body);
+}
+
+/** What {@link chromiumSuite} starts; its members are set once the suite's `beforeAll` has run. */
+export interface ChromiumSuite {
+  /** The suite's SQLite database (set at once), for a second app a test starts on it. */
+  database: TestDatabase;
+  app: TestApp;
+  /** The app's own handler on a second listener, serving the page beside the API (one origin). */
+  server: CountingServer;
+  browser: Browser;
+  /** The origin of `server`: `http://localhost:<port>` for passkeys, else `http://127.0.0.1:<port>`. */
+  origin: string;
+}
+
+export interface ChromiumSuiteOptions {
+  /** The HTML served at `/`. */
+  page?: string;
+  /** Serve @svc/client, bundled as a frontend's bundler would, at `/client.js`. */
+  client?: boolean;
+  /**
+   * Serve on `http://localhost:<port>` (a secure context whose host can be a relying-party id) with passkeys
+   * enabled and `webauthn_rp_id` / `webauthn_origins` naming that origin; open pages with {@link passkeyPage}.
+   */
+  passkeys?: boolean;
+  settings?: StartTestAppOptions['settings'];
+}
+
+/**
+ * The setup of a browser suite, registered as the calling `describe`'s `beforeAll` and `afterAll`: a test app
+ * on a new SQLite database, a {@link countingServer} on its handler serving the page, and a headless
+ * Chromium; all closed, and the database dropped, after the suite.
+ */
+export function chromiumSuite(options: ChromiumSuiteOptions = {}): ChromiumSuite {
+  const sqlite = createSqliteDatabase();
+  const suite = { database: { dialect: 'sqlite', label: 'sqlite', url: sqlite.url } } as ChromiumSuite;
+  beforeAll(async () => {
+    const port = options.passkeys ? await freePort() : 0;
+    const passkeySettings = options.passkeys
+      ? {
+          passkeys_enabled: true,
+          webauthn_rp_id: 'localhost',
+          webauthn_origins: `http://localhost:${port}`,
+        }
+      : {};
+    suite.app = await startTestApp({
+      database: suite.database,
+      settings: { ...passkeySettings, ...options.settings },
+    });
+    const pages: Record<string, { type: string; body: string }> = {};
+    if (options.page !== undefined) pages['/'] = { type: 'text/html', body: options.page };
+    if (options.client) pages['/client.js'] = { type: 'text/javascript', body: await bundleClient() };
+    suite.server = await countingServer(suite.app, pages, port);
+    suite.origin = options.passkeys ? `http://localhost:${port}` : suite.server.url;
+    suite.browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.server?.close();
+    await suite.app?.close();
+    await sqlite.drop();
+  });
+  return suite;
+}
+
+/** Opens `url` in `page` and waits for its script to set `window.ready` (the bundled client's pages do). */
+export async function openReadyPage(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => (globalThis as any).ready === true);
+}
 
 /** A headless Chromium; playwright-core gives it a new empty profile (its `--user-data-dir`) and removes it. */
 export async function launchBrowser(): Promise<Browser> {

@@ -2,14 +2,9 @@
 // virtual authenticator (WebAuthn domain: CTAP2, internal transport, resident keys, user verification) on a
 // page served by this test, calling navigator.credentials.create/get against the server: register, log out,
 // log in with the passkey, and use it as the MFA step after a password.
-import type { Browser, Page } from 'playwright-core';
-import { createSqliteDatabase, reportSkipped, startTestApp, type TestApp } from '@svc/core/testing';
-import { freePort } from '../../testing/cli-process.js';
-import { countingServer, type CountingServer } from '../../testing/client.js';
+import type { Page } from 'playwright-core';
 import { enrolTotp } from '../../testing/mfa.js';
-import { browserMissingReason, launchBrowser, passkeyPage } from './browser.js';
-
-const missing = browserMissingReason();
+import { chromiumSuite, describeInChromium, passkeyPage } from './browser.js';
 
 /** The page: the browser snippet of docs/passkeys.md, with a password login and a logout around it. */
 const PAGE = `<!doctype html><meta charset="utf-8"><title>passkeys</title><script>
@@ -47,78 +42,49 @@ async function passkeyMfaStep(mfaToken) {
 }
 </script>`;
 
-if (missing) {
-  describe('Passkeys in Chromium', () => reportSkipped('Passkeys in Chromium', missing));
-} else {
-  describe('Passkeys in Chromium', () => {
-    const database = createSqliteDatabase();
-    let app: TestApp;
-    let server: CountingServer;
-    let browser: Browser;
-    let page: Page;
+describeInChromium('Passkeys in Chromium', () => {
+  // The page and the API on one origin: localhost, a secure context (the app's own handler, a second port).
+  const suite = chromiumSuite({ page: PAGE, passkeys: true, settings: { mfa_enabled: true } });
+  let page: Page;
 
-    beforeAll(async () => {
-      // The page and the API on one origin: localhost, a secure context (the app's own handler, a second port).
-      const port = await freePort();
-      const origin = `http://localhost:${port}`;
-      app = await startTestApp({
-        database: { dialect: 'sqlite', label: 'sqlite', url: database.url },
-        settings: {
-          passkeys_enabled: true,
-          mfa_enabled: true,
-          webauthn_rp_id: 'localhost',
-          webauthn_origins: origin,
-        },
-      });
-      server = await countingServer(app, { '/': { type: 'text/html', body: PAGE } }, port);
-      browser = await launchBrowser();
-      page = await passkeyPage(browser, origin);
-      await page.goto(`${origin}/`);
-    }, 60_000);
-    afterAll(async () => {
-      await browser?.close();
-      await server?.close();
-      await app?.close();
-      await database.drop();
-    });
-
-    it('registers a passkey, logs out, logs in with it, and uses it as the MFA step', async () => {
-      const user = await app.createUser({ username: 'alice' });
-      const login = await page.evaluate(([u, p]) => passwordLogin(u!, p!), [user.username, user.password]);
-      expect(login.access_token).toEqual(expect.any(String));
-
-      const registered = await page.evaluate(
-        ([token]) => registerPasskey(token!, 'Chromium'),
-        [login.access_token as string],
-      );
-      expect(registered.status).toBe(201);
-      expect(registered.body.data).toMatchObject({ name: 'Chromium', transports: ['internal'] });
-
-      const loggedOut = await page.evaluate(
-        async ([token, refresh]) => (await api('/auth/logout', { refresh_token: refresh }, token)).status,
-        [login.access_token as string, login.refresh_token as string],
-      );
-      expect(loggedOut).toBe(204);
-
-      const passkey = await page.evaluate(() => passkeyLogin());
-      expect(passkey.status).toBe(200);
-      expect(passkey.body).toMatchObject({ token_type: 'bearer', access_token: expect.any(String) });
-      const me = await app.as(passkey.body.access_token).get('/api/auth/user');
-      expect(me.body.data.username).toBe('alice');
-
-      // With TOTP active, a password login asks for a second step: the passkey answers it.
-      await enrolTotp(app, user);
-      const pending = await page.evaluate(([u, p]) => passwordLogin(u!, p!), [user.username, user.password]);
-      expect(pending).toMatchObject({ mfa_required: true, mfa_token: expect.any(String) });
-      const verified = await page.evaluate(
-        ([token]) => passkeyMfaStep(token!),
-        [pending.mfa_token as string],
-      );
-      expect(verified.status).toBe(200);
-      expect(verified.body.access_token).toEqual(expect.any(String));
-    });
+  beforeAll(async () => {
+    page = await passkeyPage(suite.browser, suite.origin);
+    await page.goto(`${suite.origin}/`);
   });
-}
+
+  it('registers a passkey, logs out, logs in with it, and uses it as the MFA step', async () => {
+    const user = await suite.app.createUser({ username: 'alice' });
+    const login = await page.evaluate(([u, p]) => passwordLogin(u!, p!), [user.username, user.password]);
+    expect(login.access_token).toEqual(expect.any(String));
+
+    const registered = await page.evaluate(
+      ([token]) => registerPasskey(token!, 'Chromium'),
+      [login.access_token as string],
+    );
+    expect(registered.status).toBe(201);
+    expect(registered.body.data).toMatchObject({ name: 'Chromium', transports: ['internal'] });
+
+    const loggedOut = await page.evaluate(
+      async ([token, refresh]) => (await api('/auth/logout', { refresh_token: refresh }, token)).status,
+      [login.access_token as string, login.refresh_token as string],
+    );
+    expect(loggedOut).toBe(204);
+
+    const passkey = await page.evaluate(() => passkeyLogin());
+    expect(passkey.status).toBe(200);
+    expect(passkey.body).toMatchObject({ token_type: 'bearer', access_token: expect.any(String) });
+    const me = await suite.app.as(passkey.body.access_token).get('/api/auth/user');
+    expect(me.body.data.username).toBe('alice');
+
+    // With TOTP active, a password login asks for a second step: the passkey answers it.
+    await enrolTotp(suite.app, user);
+    const pending = await page.evaluate(([u, p]) => passwordLogin(u!, p!), [user.username, user.password]);
+    expect(pending).toMatchObject({ mfa_required: true, mfa_token: expect.any(String) });
+    const verified = await page.evaluate(([token]) => passkeyMfaStep(token!), [pending.mfa_token as string]);
+    expect(verified.status).toBe(200);
+    expect(verified.body.access_token).toEqual(expect.any(String));
+  });
+});
 
 // The page's functions, as the test calls them inside the browser.
 declare function api(path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
