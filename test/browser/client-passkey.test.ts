@@ -63,4 +63,34 @@ describeInChromium('@svc/client passkeys in Chromium', () => {
     expect(status).toBe('signed-in');
     expect(await inPage(page, 'return client.user().then((u) => u.username)')).toBe('alice');
   });
+
+  it('encodes the ceremonies itself where the browser lacks the WebAuthn JSON methods', async () => {
+    // Browsers before parseCreationOptionsFromJSON / parseRequestOptionsFromJSON / toJSON (SPEC-2 section 6,
+    // "WebAuthn JSON"): the client converts base64url to buffers and back on its own.
+    const older = await passkeyPage(suite.browser, suite.origin);
+    await older.context().addInitScript(() => {
+      const PublicKeyCredential = (globalThis as any).PublicKeyCredential;
+      delete PublicKeyCredential.parseCreationOptionsFromJSON;
+      delete PublicKeyCredential.parseRequestOptionsFromJSON;
+      delete PublicKeyCredential.prototype.toJSON;
+    });
+    await openReadyPage(older, `${suite.origin}/`);
+    expect(
+      await inPage(
+        older,
+        `const P = PublicKeyCredential;
+         return [typeof P.parseCreationOptionsFromJSON, typeof P.parseRequestOptionsFromJSON, typeof P.prototype.toJSON];`,
+      ),
+    ).toEqual(['undefined', 'undefined', 'undefined']);
+
+    const bob = await suite.app.createUser({ username: 'bob' });
+    await inPage(older, 'return client.login(args[0], args[1])', [bob.username, bob.password]);
+    expect(
+      await inPage<{ name: string }>(older, "return client.registerPasskey({ name: 'Older' })"),
+    ).toMatchObject({ name: 'Older', transports: ['internal'] });
+    await inPage(older, 'return client.logout()');
+    expect(await inPage(older, 'return client.loginWithPasskey()')).toEqual({ status: 'signed-in' });
+    expect(await inPage(older, 'return client.user().then((u) => u.username)')).toBe('bob');
+    await older.context().close();
+  });
 });

@@ -39,34 +39,29 @@ interface CreationOptionsJSON {
   [key: string]: unknown;
 }
 
-interface AttestationLike {
+/** What a `PublicKeyCredential` has in common for both ceremonies; `R` is its response's buffers. */
+interface CredentialLike<R> {
   id: string;
   rawId: ArrayBuffer;
   type: string;
   authenticatorAttachment?: string | null;
-  response: {
-    clientDataJSON: ArrayBuffer;
-    attestationObject: ArrayBuffer;
-    getTransports?(): string[];
-  };
+  response: R;
   getClientExtensionResults?(): unknown;
   toJSON?(): unknown;
 }
 
-interface AssertionLike {
-  id: string;
-  rawId: ArrayBuffer;
-  type: string;
-  authenticatorAttachment?: string | null;
-  response: {
-    clientDataJSON: ArrayBuffer;
-    authenticatorData: ArrayBuffer;
-    signature: ArrayBuffer;
-    userHandle: ArrayBuffer | null;
-  };
-  getClientExtensionResults?(): unknown;
-  toJSON?(): unknown;
-}
+type AttestationLike = CredentialLike<{
+  clientDataJSON: ArrayBuffer;
+  attestationObject: ArrayBuffer;
+  getTransports?(): string[];
+}>;
+
+type AssertionLike = CredentialLike<{
+  clientDataJSON: ArrayBuffer;
+  authenticatorData: ArrayBuffer;
+  signature: ArrayBuffer;
+  userHandle: ArrayBuffer | null;
+}>;
 
 type PublicKeyCredentialStatics = {
   parseRequestOptionsFromJSON?(json: unknown): unknown;
@@ -75,11 +70,35 @@ type PublicKeyCredentialStatics = {
 const statics = () =>
   (globalThis as { PublicKeyCredential?: PublicKeyCredentialStatics }).PublicKeyCredential ?? {};
 
+const NO_WEBAUTHN = 'passkeys need WebAuthn (navigator.credentials) in a secure context';
+
+/** Credential descriptors (`excludeCredentials`, `allowCredentials`) with their ids as buffers. */
+const decodeDescriptors = (list: { id: string; type: string; transports?: string[] }[] | undefined) =>
+  list?.map((c) => ({ ...c, id: fromBase64url(c.id) }));
+
+/**
+ * The credential as the JSON the server verifies: its own `toJSON()` where the browser has one, else its
+ * members base64url-encoded, with `response` encoded by the ceremony's `encodeResponse`.
+ */
+function credentialJSON<R>(
+  credential: CredentialLike<R>,
+  encodeResponse: (response: R) => Record<string, unknown>,
+): unknown {
+  if (typeof credential.toJSON === 'function') return credential.toJSON();
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    response: encodeResponse(credential.response),
+  };
+}
+
 /** A new credential for the server's creation options, as the JSON the server verifies (registration). */
 export async function createCredential(options: CreationOptionsJSON, signal?: AbortSignal): Promise<unknown> {
   const credentials = webAuthn();
-  if (!credentials?.create)
-    throw new Error('passkeys need WebAuthn (navigator.credentials) in a secure context');
+  if (!credentials?.create) throw new Error(NO_WEBAUTHN);
   const parse = statics().parseCreationOptionsFromJSON;
   const publicKey = parse
     ? parse(options)
@@ -87,51 +106,35 @@ export async function createCredential(options: CreationOptionsJSON, signal?: Ab
         ...options,
         challenge: fromBase64url(options.challenge),
         user: { ...options.user, id: fromBase64url(options.user.id) },
-        excludeCredentials: options.excludeCredentials?.map((c) => ({ ...c, id: fromBase64url(c.id) })),
+        excludeCredentials: decodeDescriptors(options.excludeCredentials),
       };
   const credential = (await credentials.create({ publicKey, signal })) as AttestationLike | null;
   if (!credential) throw new Error('no passkey was created');
-  if (typeof credential.toJSON === 'function') return credential.toJSON();
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
-    response: {
-      clientDataJSON: toBase64url(credential.response.clientDataJSON),
-      attestationObject: toBase64url(credential.response.attestationObject),
-      transports: credential.response.getTransports?.() ?? [],
-    },
-  };
+  return credentialJSON(credential, (response) => ({
+    clientDataJSON: toBase64url(response.clientDataJSON),
+    attestationObject: toBase64url(response.attestationObject),
+    transports: response.getTransports?.() ?? [],
+  }));
 }
 
 /** The browser's assertion for the server's request options, as the JSON the server verifies. */
 export async function getAssertion(options: RequestOptionsJSON, signal?: AbortSignal): Promise<unknown> {
   const credentials = webAuthn();
-  if (!credentials) throw new Error('passkeys need WebAuthn (navigator.credentials) in a secure context');
+  if (!credentials) throw new Error(NO_WEBAUTHN);
   const parse = statics().parseRequestOptionsFromJSON;
   const publicKey = parse
     ? parse(options)
     : {
         ...options,
         challenge: fromBase64url(options.challenge),
-        allowCredentials: options.allowCredentials?.map((c) => ({ ...c, id: fromBase64url(c.id) })),
+        allowCredentials: decodeDescriptors(options.allowCredentials),
       };
   const credential = (await credentials.get({ publicKey, signal })) as AssertionLike | null;
   if (!credential) throw new Error('no passkey was chosen');
-  if (typeof credential.toJSON === 'function') return credential.toJSON();
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
-    response: {
-      clientDataJSON: toBase64url(credential.response.clientDataJSON),
-      authenticatorData: toBase64url(credential.response.authenticatorData),
-      signature: toBase64url(credential.response.signature),
-      userHandle: toBase64url(credential.response.userHandle),
-    },
-  };
+  return credentialJSON(credential, (response) => ({
+    clientDataJSON: toBase64url(response.clientDataJSON),
+    authenticatorData: toBase64url(response.authenticatorData),
+    signature: toBase64url(response.signature),
+    userHandle: toBase64url(response.userHandle),
+  }));
 }
