@@ -9,6 +9,7 @@ export type {
   UdpListener,
 } from './app/create-app.js';
 export { SERVICE_NAME, SERVICE_VERSION } from './app/version.js';
+export { STATIC_FILES_CSP, type StaticFiles } from './kernel/static-files.js';
 export {
   defineRouter,
   type Router,
