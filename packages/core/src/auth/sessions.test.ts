@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import jwt from 'jsonwebtoken';
 import { coreModules } from '../app/modules.js';
 import { createEventsModule } from '../events/index.js';
@@ -152,6 +153,26 @@ describeEachDatabase('Sessions', (database) => {
     const g = await login('grace', 'g');
     expect((await g.post('/api/auth/logout')).status).toBe(204);
     expect((await app.as(legacy).get('/api/auth/user')).status).toBe(200);
+  });
+
+  it('a login from before sessions existed gets its session at its next refresh, and that session can be ended', async () => {
+    await app.createUser({ username: 'nina' });
+    const old = await login('nina', 'old');
+    const rt = app.app.runtime;
+    const session = (rt.tables.auth as AuthTables).session;
+    // What an upgrade leaves: refresh records of a family without a session row.
+    await rt.authDb.orm
+      .delete(session)
+      .where(eq(session.id, sidOf(old.accessToken)!))
+      .returning({ id: session.id });
+    const refreshed = await refresh(app, old.refreshToken);
+    expect(refreshed.status).toBe(200);
+    const sid = sidOf(refreshed.body.access_token);
+    expect(sid).toBe(sidOf(old.accessToken));
+    const client = app.as(refreshed.body.access_token) as LoggedInClient;
+    expect((await sessionsOf(client)).map((s) => [s.id, s.current])).toEqual([[sid, true]]);
+    expect((await client.delete(`/api/auth/sessions/${sid}`)).status).toBe(204);
+    expect((await refresh(app, refreshed.body.refresh_token)).status).toBe(401);
   });
 
   it('a password change ends every session, and they leave the list', async () => {
