@@ -271,6 +271,46 @@ if (missing) {
       expect(await closeCodeWithin(held, 5_000)).toBe(4403);
     });
 
+    it('refuses on the other host, at once, a session ended on one: its access and refresh tokens and its socket', async () => {
+      const user = await register(cluster, 'session-user');
+      const c = client();
+      const form = { username: user.username, password: user.password };
+      const ended = await onHost(cluster, A, () => c.post('/api/auth/token', undefined, { form }));
+      expectStatus(ended, 200);
+      const kept = await onHost(cluster, B, () => c.post('/api/auth/token', undefined, { form }));
+      expectStatus(kept, 200);
+      const held = await socketOn(B, ended.body.access_token as string);
+      const listed = await onHost(cluster, B, () =>
+        c.get('/api/auth/sessions', { token: kept.body.access_token as string }),
+      );
+      expectStatus(listed, 200);
+      const other = dataOf<{ id: string; current: boolean }[]>(listed).filter((session) => !session.current);
+      expect(other).toHaveLength(1);
+      // SPEC-2 "Sessions": ended on A, refused on B from that moment, on every worker and host.
+      const end = await onHost(cluster, A, () =>
+        c.delete(`/api/auth/sessions/${other[0]!.id}`, { token: kept.body.access_token as string }),
+      );
+      expect(end.status).toBe(204);
+      const access = await onHost(cluster, B, () =>
+        c.get('/api/auth/user', { token: ended.body.access_token as string }),
+      );
+      expect(access.status).toBe(401);
+      expect(access.body.detail[0].code).toBe('auth.session_revoked');
+      const refresh = await onHost(cluster, B, () =>
+        c.post('/api/auth/refresh-token', { refresh_token: ended.body.refresh_token }),
+      );
+      expect(refresh.status).toBe(401);
+      expect(refresh.body.detail[0].code).toBe('auth.refresh_token_revoked');
+      expect(await closeCodeWithin(held, 5_000)).toBe(4401);
+      // The session that ended the other goes on, on both hosts.
+      for (const host of [A, B]) {
+        const me = await onHost(cluster, host, () =>
+          c.get('/api/auth/user', { token: kept.body.access_token as string }),
+        );
+        expectStatus(me, 200);
+      }
+    });
+
     // Faults under load (docs/deployment.md "Figures of the cluster suite"): a host killed with SIGKILL, a rolling
     // restart, a host killed with activity_log_sync on. Last: they kill and restart the hosts.
     describe('faults under load', () => {
