@@ -44,6 +44,11 @@ export interface Database {
   close(): Promise<void>;
   /** The native client (better-sqlite3 Database or postgres Sql) for dialect-specific work. */
   readonly native: unknown;
+  /**
+   * Logs a statement that runs outside drizzle (the read worker of a file database) as `dbdebug` logs every
+   * other one; absent when `dbdebug` is off.
+   */
+  readonly logStatement?: (text: string, params: unknown[]) => void;
 }
 
 export interface OpenDatabaseOptions {
@@ -300,6 +305,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
       .replace(/\.[^.]+$/, ''),
     orm,
     native: client,
+    ...(options.settings.dbdebug ? { logStatement: drizzleLogger(options.log).logQuery } : {}),
     async exec(statement) {
       exec(statement);
     },

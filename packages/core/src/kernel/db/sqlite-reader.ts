@@ -125,6 +125,8 @@ export function acquireSqliteReader(db: Database): SqliteReader | undefined {
 
   return {
     all(query) {
+      // Logged here, in the request's context (its request id), since the worker's statements bypass drizzle.
+      db.logStatement?.(query.sql, query.params);
       const w = worker();
       const id = s.next++;
       return new Promise((resolve, reject) => {

@@ -1,0 +1,349 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { getTableName, type Table } from 'drizzle-orm';
+import type { CoreTables } from '@svc/core/internal';
+import {
+  describeEachDatabase,
+  type LoggedInClient,
+  type TestApp,
+  type TestClient,
+  type TestDatabase,
+} from '@svc/core/testing';
+import { eventually, logCapture, startMailApp, stopMailApp, type TestSmtp } from '../../testing/smtp.js';
+import {
+  PASSKEY_TEST_ORIGIN,
+  PASSKEY_TEST_SETTINGS,
+  SoftAuthenticator,
+  passkeyLogin,
+  registerPasskey,
+} from '../../testing/webauthn.js';
+
+/**
+ * Every lookup on a request path is an index hit (docs/performance.md "Large tables"), on both databases. The
+ * SQL is not written here: the requests go through the real routes with `dbdebug` on, which logs every
+ * statement with its parameters and the request id (the read worker of a file database included); each
+ * statement is then explained on the same database, seeded with thousands of rows in every table that grows
+ * with the users, and its plan must not read one of those tables whole.
+ *
+ * SQLite is explained as the app leaves it: without `ANALYZE` (the app never runs it, so there is no
+ * `sqlite_stat1` and the planner goes by the indexes alone). PostgreSQL is analysed after seeding (autovacuum
+ * does so in production) and planned with its default costs: `enable_seqscan` stays on, so a seq scan in a
+ * plan is what the server would do at this size, not merely what it could avoid. Tables that do not grow with
+ * the users (permission, group, group_permission) are not seeded, and a seq scan of them is the right plan.
+ */
+
+/** Users seeded; every per-user table gets one to five rows per user. */
+const SEED_USERS = 1_000;
+/** Rows per INSERT: under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+const BATCH_ROWS = 1_000;
+
+const hex = () => createHash('sha256').update(randomBytes(16)).digest('hex');
+
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** What this test uses of the native clients (better-sqlite3, postgres), not dependencies of the root. */
+interface SqliteNative {
+  prepare(sql: string): { all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
+}
+interface PgNative {
+  unsafe(sql: string, params?: unknown[]): Promise<unknown[]>;
+}
+
+interface PgPlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PgPlanNode[];
+}
+
+/** A table of the running app by module and property name. */
+function tableOf(app: TestApp, module: string, key: string): Table {
+  const table = (app.app.runtime.tables as Record<string, Record<string, unknown> | undefined>)[module]?.[
+    key
+  ];
+  if (!table) throw new Error(`the app has no table ${module}.${key}`);
+  return table as Table;
+}
+
+/**
+ * Inserts `count` rows made by `row(i)` in batches: drizzle builds each INSERT, the native client runs it, so
+ * that `dbdebug` does not log thousands of parameters.
+ */
+async function seed(app: TestApp, table: Table, count: number, row: (i: number) => Record<string, unknown>) {
+  const db = app.app.runtime.authDb;
+  for (let start = 0; start < count; start += BATCH_ROWS) {
+    const rows = Array.from({ length: Math.min(BATCH_ROWS, count - start) }, (_, k) => row(start + k));
+    const { sql, params } = db.orm
+      .insert(table as never)
+      .values(rows as never)
+      .toSQL();
+    if (db.dialect === 'sqlite') (db.native as SqliteNative).prepare(sql).run(...params);
+    else await (db.native as PgNative).unsafe(sql, params);
+  }
+}
+
+/** The plan of `statement` as lines, and the tables it reads whole. */
+async function planOf(app: TestApp, statement: Statement): Promise<{ lines: string[]; scanned: string[] }> {
+  const db = app.app.runtime.authDb;
+  if (db.dialect === 'sqlite') {
+    const rows = (db.native as SqliteNative)
+      .prepare(`EXPLAIN QUERY PLAN ${statement.sql}`)
+      .all(...statement.params) as { detail: string }[];
+    const lines = rows.map((r) => r.detail);
+    // `SCAN <table>`, with or without an index (walking a whole index is a scan too); `SEARCH` is a lookup.
+    return { lines, scanned: lines.flatMap((line) => /^SCAN (?:TABLE )?(\S+)/.exec(line)?.[1] ?? []) };
+  }
+  const [row] = await (db.native as PgNative).unsafe(
+    `EXPLAIN (FORMAT JSON) ${statement.sql}`,
+    statement.params,
+  );
+  const lines: string[] = [];
+  const scanned: string[] = [];
+  const walk = (node: PgPlanNode, depth: number) => {
+    const on = node['Relation Name'] ? ` on ${node['Relation Name']}` : '';
+    const using = node['Index Name'] ? ` using ${node['Index Name']}` : '';
+    lines.push(`${'  '.repeat(depth)}${node['Node Type']}${on}${using}`);
+    if (node['Node Type'] === 'Seq Scan' && node['Relation Name']) scanned.push(node['Relation Name']);
+    for (const child of node.Plans ?? []) walk(child, depth + 1);
+  };
+  walk((Object.values(row as object)[0] as { Plan: PgPlanNode }[])[0]!.Plan, 0);
+  return { lines, scanned };
+}
+
+describeEachDatabase('Index hits of request-path lookups', (database: TestDatabase) => {
+  let smtp: TestSmtp;
+  let app: TestApp;
+  const { stream, lines } = logCapture();
+  /** The seeded tables (SQL names): a plan that reads one of them whole fails. */
+  const seeded = new Set<string>();
+  let alice: LoggedInClient;
+  const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+
+  beforeAll(async () => {
+    ({ app, smtp } = await startMailApp(
+      database,
+      {
+        ...PASSKEY_TEST_SETTINGS,
+        personal_tokens_enabled: true,
+        public_url: 'https://app.example.com',
+        account_mail_cooldown_seconds: 0,
+        log_format: 'json',
+        log_level: 'DEBUG',
+        dbdebug: true,
+      },
+      { logStream: stream },
+    ));
+    const orm = app.app.runtime.authDb.orm;
+    const core = app.app.runtime.tables.core as unknown as CoreTables;
+    const [group] = await orm.insert(core.group).values({ name: 'seeded' }).returning();
+    const [permission] = await orm.insert(core.permission).values({ codename: 'seeded.read' }).returning();
+    const users = Array.from({ length: SEED_USERS }, () => randomUUID());
+    const user = (i: number) => users[i % SEED_USERS];
+    const now = Date.now();
+    const at = (i: number) => new Date(now - i * 60_000);
+    const later = new Date(now + 3_600_000);
+    const tables: [Table, number, (i: number) => Record<string, unknown>][] = [
+      [
+        core.user,
+        SEED_USERS,
+        (i) => ({
+          id: user(i),
+          username: `seeded_${i}`,
+          email: `seeded_${i}@example.com`,
+          passwordHash: 'x',
+        }),
+      ],
+      [core.userGroup, SEED_USERS, (i) => ({ userId: user(i), groupId: group!.id })],
+      [core.userPermission, SEED_USERS, (i) => ({ userId: user(i), permissionId: permission!.id })],
+      [core.userSettings, SEED_USERS, (i) => ({ userId: user(i), data: { locale: 'en' } })],
+      [
+        core.refreshToken,
+        SEED_USERS * 2,
+        (i) => ({
+          jti: randomUUID(),
+          family: randomUUID(),
+          userId: user(i),
+          expiresAt: later,
+          createdAt: at(i),
+        }),
+      ],
+      [
+        tableOf(app, 'auth', 'session'),
+        SEED_USERS * 2,
+        (i) => ({ id: randomUUID(), userId: user(i), createdAt: at(i), lastUsedAt: at(i) }),
+      ],
+      [tableOf(app, 'mfa', 'mfaConfig'), SEED_USERS, (i) => ({ userId: user(i), method: 'totp' })],
+      [
+        tableOf(app, 'accounts', 'accountToken'),
+        SEED_USERS * 2,
+        (i) => ({
+          digest: hex(),
+          purpose: i % 2 ? 'password_reset' : 'email_verify',
+          userId: user(i),
+          email: `seeded_${i % SEED_USERS}@example.com`,
+          expiresAt: later,
+          createdAt: at(i),
+        }),
+      ],
+      [
+        tableOf(app, 'personal-tokens', 'personalToken'),
+        SEED_USERS * 2,
+        (i) => ({
+          id: randomUUID(),
+          userId: user(i),
+          digest: hex(),
+          name: `token ${i}`,
+          prefix: 'svc_pat_abcd',
+          createdAt: at(i),
+        }),
+      ],
+      [
+        tableOf(app, 'passkeys', 'passkey'),
+        SEED_USERS * 2,
+        (i) => ({
+          id: randomUUID(),
+          userId: user(i),
+          credentialId: randomBytes(16).toString('base64url'),
+          publicKey: 'x',
+          name: `key ${i}`,
+          createdAt: at(i),
+        }),
+      ],
+      [
+        tableOf(app, 'audit', 'activityLog'),
+        SEED_USERS * 5,
+        (i) => ({
+          timestamp: at(i),
+          userId: user(i),
+          username: `seeded_${i % SEED_USERS}`,
+          method: 'GET',
+          path: '/api/notes/',
+          statusCode: 200,
+          durationMs: 3,
+        }),
+      ],
+    ];
+    for (const [table, count, row] of tables) {
+      await seed(app, table, count, row);
+      seeded.add(getTableName(table));
+    }
+    if (database.dialect === 'pg') await app.app.runtime.authDb.exec('ANALYZE');
+    const created = await app.createUser({ username: 'alice', email: 'alice@example.com' });
+    alice = await app.loginAs(created);
+  }, 60_000);
+  afterAll(() => stopMailApp({ app, smtp }));
+
+  /** The statements the app ran for the request with this id, INSERTs aside (they look nothing up). */
+  async function statementsOf(request: string): Promise<Statement[]> {
+    // Some end after the answer: the lastUsedAt write of a token, the mail of a reset link.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return lines
+      .map((line) => JSON.parse(line) as { message: string; request_id?: string; params?: unknown[] })
+      .filter((record) => record.request_id === request && /^SQL (?!\s*insert\b)/i.test(record.message))
+      .map((record) => ({ sql: record.message.slice(4), params: record.params ?? [] }));
+  }
+
+  /** Each statement of each request that reads a seeded table whole, with its plan; none ran: a failure too. */
+  async function scansOf(...requests: string[]): Promise<string[]> {
+    const scans: string[] = [];
+    for (const request of requests) {
+      const statements = await statementsOf(request);
+      if (statements.length === 0) scans.push(`${request}: no statement logged`);
+      for (const statement of statements) {
+        const { lines: plan, scanned } = await planOf(app, statement);
+        if (scanned.some((table) => seeded.has(table))) {
+          scans.push(`${request}: ${statement.sql}\n  ${plan.join('\n  ')}`);
+        }
+      }
+    }
+    return scans;
+  }
+
+  /** A client whose requests carry the request id `id` (the passkey helpers take one with `post`). */
+  function withId(client: TestClient, id: string) {
+    const headers = { 'X-Request-ID': id };
+    return {
+      get: (path: string) => client.get(path, { headers }),
+      post: (path: string, body?: unknown) => client.post(path, body, { headers }),
+      delete: (path: string) => client.delete(path, { headers }),
+    };
+  }
+
+  it('authenticates a login token (user, permissions and session in one query) by index', async () => {
+    expect((await withId(alice, 'ih-guard').get('/api/auth/user')).status).toBe(200);
+    expect(await scansOf('ih-guard')).toEqual([]);
+  });
+
+  it('lists, refreshes and ends sessions by index', async () => {
+    const other = await app.loginAs(alice.user);
+    const listed = await withId(alice, 'ih-sessions').get('/api/auth/sessions');
+    expect(listed.status).toBe(200);
+    const refreshed = await withId(app, 'ih-refresh').post('/api/auth/refresh-token', {
+      refresh_token: other.refreshToken,
+    });
+    expect(refreshed.status).toBe(200);
+    const mine = (listed.body.data as { id: string; current: boolean }[]).find((s) => !s.current)!;
+    expect((await withId(alice, 'ih-session-end').delete(`/api/auth/sessions/${mine.id}`)).status).toBe(204);
+    expect(await scansOf('ih-sessions', 'ih-refresh', 'ih-session-end')).toEqual([]);
+  });
+
+  it('creates, lists and authenticates personal access tokens by index', async () => {
+    const created = await withId(alice, 'ih-pat-create').post('/api/auth/tokens', { name: 'ci' });
+    expect(created.status).toBe(201);
+    expect((await withId(alice, 'ih-pat-list').get('/api/auth/tokens')).status).toBe(200);
+    const token = created.body.data.token as string;
+    expect((await withId(app.as(token), 'ih-pat-use').get('/api/auth/user')).status).toBe(200);
+    const unknown = app.as(`svc_pat_${'F'.repeat(43)}`);
+    expect((await withId(unknown, 'ih-pat-unknown').get('/api/auth/user')).status).toBe(401);
+    expect(await scansOf('ih-pat-create', 'ih-pat-list', 'ih-pat-use', 'ih-pat-unknown')).toEqual([]);
+  });
+
+  it('issues, supersedes and redeems one-time account tokens by index', async () => {
+    const bob = await app.createUser({ username: 'bob', email: 'bob@example.com' });
+    const mails = () => smtp.messages.filter((m) => m.envelopeTo.includes('bob@example.com'));
+    const forgot = async (id: string) => {
+      const before = mails().length;
+      const res = await withId(app, id).post('/api/auth/password/forgot', { email: 'BOB@example.com' });
+      expect(res.status).toBe(202);
+      await eventually(() => mails().length > before);
+      return decodeURIComponent(/reset-password\?token=(\S+)/.exec(mails().at(-1)!.text ?? '')![1]!);
+    };
+    await forgot('ih-forgot-first');
+    // The second link supersedes the first: the statement deleting the user's earlier and spent tokens.
+    const token = await forgot('ih-forgot-second');
+    const reset = await withId(app, 'ih-reset').post('/api/auth/password/reset', {
+      token,
+      newPassword: 'a-brand-new-passphrase',
+    });
+    expect(reset.status).toBe(204);
+    expect(bob.id).toBeTruthy();
+    expect(await scansOf('ih-forgot-first', 'ih-forgot-second', 'ih-reset')).toEqual([]);
+  });
+
+  it('registers, lists and logs in with passkeys by index', async () => {
+    expect((await registerPasskey(withId(alice, 'ih-passkey-register'), device)).status).toBe(201);
+    expect((await withId(alice, 'ih-passkey-list').get('/api/auth/passkeys')).status).toBe(200);
+    // The options by username (the user's passkeys), then the assertion: the passkey by its credential id.
+    const login = await passkeyLogin(withId(app, 'ih-passkey-login'), device, { username: 'alice' });
+    expect(login.status).toBe(200);
+    expect(await scansOf('ih-passkey-register', 'ih-passkey-list', 'ih-passkey-login')).toEqual([]);
+  });
+
+  it('exports the account, with the newest 1,000 activity entries, by index', async () => {
+    expect((await withId(alice, 'ih-export').get('/api/auth/user/export')).status).toBe(200);
+    const statements = await statementsOf('ih-export');
+    expect(statements.some((s) => /activity_log/.test(s.sql) && /limit/i.test(s.sql))).toBe(true);
+    expect(await scansOf('ih-export')).toEqual([]);
+  });
+
+  // Last: it drops an index. Without it the same captured statement scans, so the checks above can fail.
+  it('sees the scan of a lookup whose index is gone', async () => {
+    const passkeyTable = getTableName(tableOf(app, 'passkeys', 'passkey'));
+    await app.app.runtime.authDb.exec(`DROP INDEX ${passkeyTable}_user_idx`);
+    if (database.dialect === 'pg') await app.app.runtime.authDb.exec(`ANALYZE ${passkeyTable}`);
+    const scans = await scansOf('ih-passkey-list');
+    expect(scans).toEqual([expect.stringContaining(`from "${passkeyTable}" where`)]);
+  });
+});
