@@ -114,19 +114,12 @@ export class SoftAuthenticator {
     ]);
     const clientData = this.clientData('webauthn.create', options.challenge, overrides);
     this.credentials.push(credential);
-    return {
-      id: b64url(credential.id),
-      rawId: b64url(credential.id),
-      type: 'public-key' as const,
-      authenticatorAttachment: 'platform',
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64url(clientData),
-        attestationObject: b64url(encodeCbor({ fmt: 'none', attStmt: {}, authData })),
-        // WebAuthn getTransports(): sorted lexicographically.
-        transports: ['hybrid', 'internal'],
-      },
-    };
+    return this.credentialJson(credential, {
+      clientDataJSON: b64url(clientData),
+      attestationObject: b64url(encodeCbor({ fmt: 'none', attStmt: {}, authData })),
+      // WebAuthn getTransports(): sorted lexicographically.
+      transports: ['hybrid', 'internal'],
+    });
   }
 
   /** Answers `navigator.credentials.get()` options: the authentication response JSON. */
@@ -147,18 +140,23 @@ export class SoftAuthenticator {
     );
     const clientData = this.clientData('webauthn.get', options.challenge, overrides);
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), credential.privateKey);
+    return this.credentialJson(credential, {
+      clientDataJSON: b64url(clientData),
+      authenticatorData: b64url(authData),
+      signature: b64url(signature),
+      ...(overrides.omitUserHandle ? {} : { userHandle: credential.userHandle }),
+    });
+  }
+
+  /** A ceremony's answer as `PublicKeyCredential.toJSON()` writes it, around its `response` members. */
+  private credentialJson<R>(credential: StoredCredential, response: R) {
     return {
       id: b64url(credential.id),
       rawId: b64url(credential.id),
       type: 'public-key' as const,
       authenticatorAttachment: 'platform',
       clientExtensionResults: {},
-      response: {
-        clientDataJSON: b64url(clientData),
-        authenticatorData: b64url(authData),
-        signature: b64url(signature),
-        ...(overrides.omitUserHandle ? {} : { userHandle: credential.userHandle }),
-      },
+      response,
     };
   }
 
@@ -175,16 +173,16 @@ export class SoftAuthenticator {
   }
 }
 
+/** The origin of {@link PASSKEY_TEST_SETTINGS}. */
+export const PASSKEY_TEST_ORIGIN = 'https://app.example.test';
+
 /** The settings of the passkey tests: the relying party the software authenticator answers for. */
 export const PASSKEY_TEST_SETTINGS = {
   passkeys_enabled: true,
   webauthn_rp_id: 'example.test',
   webauthn_rp_name: 'Example',
-  webauthn_origins: 'https://app.example.test',
+  webauthn_origins: PASSKEY_TEST_ORIGIN,
 } as const;
-
-/** The origin of {@link PASSKEY_TEST_SETTINGS}. */
-export const PASSKEY_TEST_ORIGIN = 'https://app.example.test';
 
 /** The few client calls the passkey steps make (a `TestClient` of `@svc/core/testing`). */
 interface Client {
