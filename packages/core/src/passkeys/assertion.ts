@@ -1,6 +1,6 @@
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Logger } from '../kernel/log/logger.js';
-import type { RelyingParty } from './relying-party.js';
+import { expectedBy, type RelyingParty } from './relying-party.js';
 import type { AuthenticationResponseJson } from './schemas.js';
 import type { PasskeyRow, PasskeyStore } from './store.js';
 
@@ -40,9 +40,7 @@ export function createAssertionCheck(deps: AssertionDeps) {
       const result = await verifyAuthenticationResponse({
         // Shape checked by the route's schema; the library checks the values (enums, encodings) itself.
         response: response as unknown as AuthenticationResponseJSON,
-        expectedChallenge: challenge,
-        expectedOrigin: rp.origins,
-        expectedRPID: rp.id,
+        ...expectedBy(rp, challenge),
         // The counter is compared below (the library would refuse without a log line to tell why).
         credential: {
           id: row.credentialId,
@@ -50,7 +48,6 @@ export function createAssertionCheck(deps: AssertionDeps) {
           counter: 0,
           transports: transportsOf(row),
         },
-        requireUserVerification: true,
       });
       if (!result.verified || !result.authenticationInfo.userVerified) return 'wrong';
       counter = result.authenticationInfo.newCounter;

@@ -11,7 +11,7 @@ import type { AuthUser } from '../kernel/ports.js';
 import { transportsOf } from './assertion.js';
 import type { Challenges } from './challenges.js';
 import { CEREMONY_TIMEOUT_MS, DEFAULT_PASSKEY_NAME, SUPPORTED_ALGORITHMS } from './constants.js';
-import type { RelyingParty } from './relying-party.js';
+import { expectedBy, type RelyingParty } from './relying-party.js';
 import type { RegistrationResponseJson } from './schemas.js';
 import type { PasskeyRow, PasskeyStore } from './store.js';
 
@@ -85,10 +85,7 @@ export function createRegistration(deps: RegistrationDeps) {
         const result = await verifyRegistrationResponse({
           // Shape checked by the route's schema; the library checks the values (enums, encodings) itself.
           response: response as unknown as RegistrationResponseJSON,
-          expectedChallenge: challenge,
-          expectedOrigin: rp.origins,
-          expectedRPID: rp.id,
-          requireUserVerification: true,
+          ...expectedBy(rp, challenge),
           supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
         });
         if (!result.verified || !result.registrationInfo.userVerified) throw invalid();

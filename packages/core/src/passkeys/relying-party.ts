@@ -26,6 +26,19 @@ export function relyingParty(settings: Settings): RelyingParty {
   };
 }
 
+/**
+ * What a registration or an assertion is verified against (SPEC-2 "Passkeys"): the challenge this server
+ * issued, the origins and rp id of the settings (never of the request), and user verification required.
+ */
+export function expectedBy(rp: RelyingParty, challenge: string) {
+  return {
+    expectedChallenge: challenge,
+    expectedOrigin: rp.origins,
+    expectedRPID: rp.id,
+    requireUserVerification: true,
+  };
+}
+
 /** A web origin as browsers write it in client data (`https://host[:port]`, no path, no trailing slash). */
 function normaliseOrigin(origin: string): string {
   // Non-web origins (Android apps: `android:apk-key-hash:...`) are compared as written.
