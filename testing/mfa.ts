@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { Secret, TOTP } from 'otpauth';
 import type { CoreTables } from '../packages/core/src/kernel/db/tables.js';
-import type { TestApp, TestResponse } from '../packages/core/src/testing/test-app.js';
+import type { TestApp, TestClient, TestResponse } from '../packages/core/src/testing/test-app.js';
 import type { EmailCodeMessage, MfaSender, SmsCodeMessage } from '../packages/core/src/mfa/sender.js';
 import type { MfaTables } from '../packages/core/src/mfa/tables.js';
 
@@ -88,9 +88,12 @@ export async function mfaToken(app: TestApp, user: { username: string; password:
   return res.body.mfa_token as string;
 }
 
-/** Enrols TOTP over HTTP (setup + confirm); returns the secret and the backup codes. */
+/**
+ * Enrols TOTP over HTTP (setup + confirm); returns the secret and the backup codes. Any server with a way to log
+ * in will do (a `startTestApp` app, or a `svc serve` process logged into with `createClient`).
+ */
 export async function enrolTotp(
-  app: TestApp,
+  app: { loginAs(user: { username: string; password: string }): Promise<Pick<TestClient, 'post'>> },
   user: { username: string; password: string },
 ): Promise<{ secret: string; backupCodes: string[]; confirmCode: string }> {
   const client = await app.loginAs(user);

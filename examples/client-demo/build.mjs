@@ -1,4 +1,5 @@
-// Builds the example into dist/ with esbuild: app.js (src/main.ts and @svc/client, bundled) and index.html.
+// Builds the example into dist/ with esbuild: app.js (src/main.ts and @svc/client, bundled), index.html and
+// style.css. The demo's start script runs it, then serves dist/ at /app/ (examples/demo/main.ts).
 //   node build.mjs            (pnpm --filter client-demo build)
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -20,7 +21,7 @@ export async function buildDemo({ outdir = new URL('dist/', here).pathname } = {
     metafile: true,
     logLevel: 'warning',
   });
-  copyFileSync(new URL('index.html', here), `${outdir}/index.html`);
+  for (const file of ['index.html', 'style.css']) copyFileSync(new URL(file, here), `${outdir}/${file}`);
   return result;
 }
 

@@ -137,6 +137,9 @@ const notifications = defineSettingsSection({
 
 export const app = createApp({
   routers: [notes, open],
+  // The example frontend (examples/client-demo), built by the start script, on the API's own origin:
+  // http://127.0.0.1:8000/app/ (docs/client.md "Serving the frontend"). Relative to this project's directory.
+  staticFiles: [{ path: '/app', dir: '../client-demo/dist' }],
   settingsSections: [notifications],
   migrationTargets: {
     notes: {

@@ -1,12 +1,15 @@
 // The example frontend (examples/client-demo, docs/client.md): esbuild builds it with @svc/client bundled, tsc
-// accepts its TypeScript, and in Chromium, served by its serve.mjs in front of a real server, it logs a TOTP user
-// in through the MFA step, shows the settings form from the UI schema and saves a change, and lists live events.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// accepts its TypeScript, and in Chromium, served by the demo project itself at /app/ (its `staticFiles`, started as
+// `pnpm demo` starts it: init, its notes migration, serve), it logs a TOTP user in through the MFA step against the
+// same origin, shows the settings form from the UI schema and saves a change, and lists live events.
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
-import { createSqliteDatabase, reportSkipped, startTestApp, type TestApp } from '@svc/core/testing';
-import { freePort } from '../../testing/cli-process.js';
+import { createClient, reportSkipped } from '@svc/core/testing';
+import { CLI_DIR, freePort, listeningUrl, runCli, spawnCli } from '../../testing/cli-process.js';
 import { enrolTotp, totpCode } from '../../testing/mfa.js';
 import { browserMissingReason, launchBrowser, loopbackContext } from '../browser/browser.js';
 
@@ -14,11 +17,11 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DEMO = `${REPO}examples/client-demo/`;
 
 /** Builds the example into its dist/ (as `pnpm --filter client-demo build`); what went into app.js. */
-async function buildDemo(): Promise<string[]> {
+async function buildDemo(outdir?: string): Promise<string[]> {
   const { buildDemo: build } = (await import(`${DEMO}build.mjs`)) as {
-    buildDemo(): Promise<{ metafile: { inputs: Record<string, unknown> } }>;
+    buildDemo(options?: { outdir?: string }): Promise<{ metafile: { inputs: Record<string, unknown> } }>;
   };
-  return Object.keys((await build()).metafile.inputs);
+  return Object.keys((await build(outdir ? { outdir } : {})).metafile.inputs);
 }
 
 describe('examples/client-demo', () => {
@@ -26,7 +29,8 @@ describe('examples/client-demo', () => {
     const inputs = await buildDemo();
     expect(inputs).toEqual(expect.arrayContaining(['examples/client-demo/src/main.ts']));
     expect(inputs.some((input) => input.includes('packages/client/'))).toBe(true);
-    expect(existsSync(`${DEMO}dist/app.js`) && existsSync(`${DEMO}dist/index.html`)).toBe(true);
+    for (const file of ['app.js', 'index.html', 'style.css'])
+      expect(existsSync(`${DEMO}dist/${file}`)).toBe(true);
     // The example's types come from @svc/client's declarations (dist/), as a project's would.
     if (!existsSync(`${REPO}packages/client/dist/index.d.ts`))
       spawnSync(process.execPath, [`${REPO}node_modules/typescript/bin/tsc`, '-b', 'packages/client'], {
@@ -47,70 +51,102 @@ if (missing) {
   describe('examples/client-demo in Chromium', () =>
     reportSkipped('examples/client-demo in Chromium', missing));
 } else {
-  describe('examples/client-demo in Chromium', () => {
-    const database = createSqliteDatabase();
-    let app: TestApp;
-    let serve: ChildProcess;
+  describe('examples/client-demo in Chromium, served by the demo at /app/', () => {
+    // A copy of examples/demo beside a built examples/client-demo/dist, as in the repository: the demo serves
+    // `../client-demo/dist`. Inside packages/cli so that the copy's imports resolve (as test/demo/demo.test.ts).
+    const root = join(CLI_DIR, '.tmp-test', `client-demo-${randomBytes(5).toString('hex')}`);
+    const dir = join(root, 'demo');
+    const admin = { username: 'admin', password: 'demo-admin-password' }; // examples/demo/package.json
+    let server: ChildProcessWithoutNullStreams | undefined;
     let url: string;
     let browser: Browser;
 
     beforeAll(async () => {
-      app = await startTestApp({
-        database: { dialect: 'sqlite', label: 'sqlite', url: database.url },
-        settings: { mfa_enabled: true, events_broadcast_enabled: true },
+      mkdirSync(root, { recursive: true });
+      cpSync(fileURLToPath(new URL('../../examples/demo/', import.meta.url)), dir, {
+        recursive: true,
+        filter: (source) => !/node_modules|\.env$|\.db(-shm|-wal)?$/.test(source),
       });
-      await buildDemo();
-      const port = await freePort();
-      serve = spawn(process.execPath, ['serve.mjs'], {
-        cwd: DEMO,
-        env: { ...process.env, SVC_URL: app.url, PORT: String(port) },
-        stdio: ['ignore', 'pipe', 'inherit'],
+      await buildDemo(join(root, 'client-demo', 'dist'));
+      // The demo's start script: init with the demo admin, the notes migration, serve (its svc.yaml turns on
+      // MFA and the event stream).
+      for (const args of [
+        ['init', '--username', admin.username, '--password', admin.password],
+        ['migrations', 'upgrade', '--target-name', 'notes'],
+      ]) {
+        const result = await runCli(args, { cwd: dir });
+        if (result.code !== 0) throw new Error(`svc ${args[0]} failed: ${result.stderr}`);
+      }
+      server = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
+        cwd: dir,
       });
-      await new Promise<void>((resolve) => serve.stdout!.once('data', () => resolve()));
-      url = `http://127.0.0.1:${port}`;
+      server.stdin.end();
+      url = await listeningUrl(server);
       browser = await launchBrowser();
-    }, 60_000);
+    }, 120_000);
     afterAll(async () => {
       await browser?.close();
-      serve?.kill();
-      await app?.close();
-      await database.drop();
-    });
+      if (server && server.exitCode === null && server.signalCode === null) {
+        const stopped = new Promise((resolve) => server!.once('exit', resolve));
+        server.kill('SIGTERM');
+        await stopped;
+      }
+      rmSync(root, { recursive: true, force: true });
+    }, 30_000);
 
     it('logs in through the MFA step, saves a setting from the schema form and lists events', async () => {
-      const erin = await app.createUser({ username: 'erin', isSuperuser: true });
-      const { secret } = await enrolTotp(app, erin);
+      // The demo admin with TOTP, so that the page's login takes the MFA step.
+      const api = createClient(url);
+      const { secret } = await enrolTotp(
+        {
+          async loginAs(user) {
+            const res = await api.post('/api/auth/token', undefined, { form: user });
+            return createClient(url, res.body.access_token as string);
+          },
+        },
+        admin,
+      );
       const page = await (await loopbackContext(browser)).newPage();
-      await page.goto(url);
+      const refused: string[] = [];
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+      });
+      await page.goto(`${url}/app/`);
 
-      await page.fill('#login-form [name=username]', 'erin');
-      await page.fill('#login-form [name=password]', erin.password);
+      await page.fill('#login-form [name=username]', admin.username);
+      await page.fill('#login-form [name=password]', admin.password);
       await page.click('#login-form button');
       await page.fill('#mfa-form [name=code]', totpCode(secret, 5)); // wrong: the server's message shows
       await page.click('#mfa-form button');
       await page.locator('#error', { hasText: 'mfa.code_invalid' }).waitFor();
       await page.fill('#mfa-form [name=code]', totpCode(secret, 1));
       await page.click('#mfa-form button');
-      await page.locator('#username', { hasText: 'erin' }).waitFor();
+      await page.locator('#username', { hasText: admin.username }).waitFor();
+      // The page's stylesheet applies under the demo's CSP (no inline style): [hidden] forms are not displayed.
+      expect(await page.locator('#login-form').isVisible()).toBe(false);
 
       // The form comes from GET /auth/user/settings/schema: a select of the theme's allowed values.
       const theme = page.locator('select[name="appearance.theme"]');
       expect(await theme.locator('option').count()).toBe(3);
       await theme.selectOption(JSON.stringify('dark'));
-      // Read back with the page's own access token (erin's login needs the second step).
+      // Read back with the page's own access token, kept by the page's origin, which is the demo's.
       const pair = await page.evaluate(() => (globalThis as any).localStorage.getItem('svc.auth') as string);
-      const erinApi = app.as(JSON.parse(pair).accessToken);
+      const adminApi = createClient(url, JSON.parse(pair).accessToken as string);
       let stored: unknown;
       for (let i = 0; i < 100 && stored !== 'dark'; i++) {
-        stored = (await erinApi.get('/api/auth/user/settings')).body.data.appearance.theme;
+        stored = (await adminApi.get('/api/auth/user/settings')).body.data.appearance.theme;
         if (stored !== 'dark') await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(stored).toBe('dark');
 
-      // Superusers get `login` events (SPEC "Event types and audience").
+      // Superusers get `login` events (SPEC "Event types and audience"): frank registers (the demo allows it)
+      // and logs in.
       await page.locator('#events-status', { hasText: 'open' }).waitFor();
-      await app.loginAs(await app.createUser({ username: 'frank' }));
+      const frank = { username: 'frank', password: 'frank-password-1234' };
+      expect((await api.post('/api/auth/register', frank)).status).toBe(201);
+      expect((await api.post('/api/auth/token', undefined, { form: frank })).status).toBe(200);
       await page.locator('#events li', { hasText: 'login' }).first().waitFor();
+      expect(refused).toEqual([]);
     });
   });
 }

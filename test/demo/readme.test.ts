@@ -77,7 +77,7 @@ describe('README: the first code block in a fresh clone', () => {
   }, 60_000);
 
   it(
-    'installs, builds and starts the demo, which answers /api/health/live and logs the demo admin in',
+    'installs, builds and starts the demo, which answers /api/health/live, logs the demo admin in and serves /app/',
     async () => {
       expect(existsSync(join(clone, 'node_modules'))).toBe(false);
       const block = firstShellBlock(readFileSync(join(clone, 'README.md'), 'utf8'));
@@ -129,6 +129,13 @@ describe('README: the first code block in a fresh clone', () => {
       });
       expect(me.status).toBe(200);
       expect(((await me.json()) as { data: { username: string } }).data.username).toBe('admin');
+
+      // The README's next line: the example frontend, built by the demo's start script, on the demo's origin.
+      const page = await fetch(`${base}/app/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(await page.text()).toContain('<script type="module" src="./app.js"></script>');
+      expect((await fetch(`${base}/app/app.js`)).status).toBe(200);
     },
     WHOLE_RUN_MS,
   );
