@@ -1,6 +1,7 @@
 import { and, desc, eq, gt, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
+import { deleteUntilGone } from './refresh-deletion.js';
 import type { SessionTable } from './tables.js';
 
 /** A session as stored (SPEC-2 "Sessions"). */
@@ -43,16 +44,11 @@ export function createSessionStore(
   // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
   const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
 
-  /**
-   * Deletes the refresh records `where` selects; on PostgreSQL it repeats until a pass finds none, so a
-   * successor committed by a rotation that the first pass waited for goes too (see deleteUntilGone in store.ts).
-   */
-  async function deleteRefresh(where: SQL | undefined): Promise<void> {
-    for (let i = 0; i < 5; i += 1) {
-      const deleted = await orm.delete(refreshToken).where(where).returning({ jti: refreshToken.jti });
-      if (db.dialect !== 'pg' || deleted.length === 0) return;
-    }
-  }
+  /** Deletes the refresh records `where` selects, on PostgreSQL until a pass finds none (refresh-deletion.ts). */
+  const deleteRefresh = (where: SQL) =>
+    deleteUntilGone(db.dialect, () =>
+      orm.delete(refreshToken).where(where).returning({ jti: refreshToken.jti }),
+    );
 
   return {
     /** Records a new login's session (SPEC-2 "Sessions"). */

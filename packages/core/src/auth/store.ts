@@ -3,6 +3,7 @@ import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
+import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
 import { sessionStateColumn } from './session-store.js';
 import type { SessionTable } from './tables.js';
 
@@ -52,18 +53,8 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   const { user, refreshToken } = tables;
   const orm = db.orm;
 
-  /**
-   * Deletes refresh records and, on PostgreSQL, repeats until a pass finds none: a DELETE that waited for a
-   * concurrent rotation's row lock does not see the successor that rotation committed meanwhile (READ
-   * COMMITTED takes the snapshot at the statement's start), the next pass does. On SQLite one pass suffices
-   * (writes are serialised).
-   */
-  async function deleteUntilGone(pass: () => PromiseLike<unknown[]>): Promise<void> {
-    for (let i = 0; i < 5; i += 1) {
-      const deleted = await pass();
-      if (db.dialect !== 'pg' || deleted.length === 0) return;
-    }
-  }
+  /** Deletes refresh records, on PostgreSQL until a pass finds none (auth/refresh-deletion.ts). */
+  const deleteUntilGone = (pass: () => PromiseLike<unknown[]>) => deleteRefreshUntilGone(db.dialect, pass);
 
   // The user and their permissions in one round trip (kernel/db/effective-permissions.ts).
   const permissionsJson = effectivePermissionsJson(db.dialect, tables);
