@@ -55,13 +55,17 @@ export function createSessionRouter(sessions: SessionService): Router {
   return router;
 }
 
-/** A user's sessions for superusers (SPEC-2 "Sessions"; router name `sessions-admin`). */
+/**
+ * A user's sessions for superusers (SPEC-2 "Sessions"; router name `sessions-admin`). Session routes refuse
+ * personal access tokens (SPEC-2 "Personal access tokens"), these too: ending logins is a login's business.
+ */
 export function createSessionAdminRouter(sessions: SessionService): Router {
   const admin = defineRouter({
     prefix: '/admin/user',
     name: 'sessions-admin',
     tags: ['users'],
     requireSuperuser: true,
+    allowPersonalToken: false,
   });
 
   admin.get(

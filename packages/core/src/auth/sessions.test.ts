@@ -296,6 +296,9 @@ describeEachDatabase('Sessions', (database) => {
       ['GET', '/api/auth/sessions'],
       ['POST', '/api/auth/sessions/revoke-others'],
       ['DELETE', `/api/auth/sessions/${sidOf(admin.accessToken)}`],
+      ['GET', `/api/admin/user/${admin.user.id}/sessions`],
+      ['DELETE', `/api/admin/user/${admin.user.id}/sessions`],
+      ['DELETE', `/api/admin/user/${admin.user.id}/sessions/${sidOf(admin.accessToken)}`],
     ];
     for (const [method, path] of routes) {
       const res = await bot.request(method, path);
