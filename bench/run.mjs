@@ -74,6 +74,7 @@ const LABELS = {
   notes: 'GET /api/notes/ (permissions: notes.read)',
   'write-on': 'POST /api/notes/:id/archive, activity log on',
   'write-off': 'POST /api/notes/:id/archive, activity log off',
+  'write-sync': 'POST /api/notes/:id/archive, activity_log_sync (entry written before the answer)',
   refresh: 'POST /api/auth/refresh-token (rotation)',
   'user-access-log': 'GET /api/auth/user, log level INFO (access log)',
   'forgot-known': 'POST /api/auth/password/forgot, known address',
@@ -88,6 +89,8 @@ const RELATIVE = {
   'forgot-unknown': 'forgot-known',
   pat: 'notes',
   'user-nosid': 'user',
+  // docs/activity-log.md "Write-behind and activity_log_sync": what writing the entry before answering costs.
+  'write-sync': 'write-on',
 };
 
 /** `--peer`: who-am-I and password login of svc and Better Auth, each pair in the same interleaved run. */
@@ -194,10 +197,11 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       startServe(project.dir, { activity_log_enabled: true, personal_tokens_enabled: true }),
       startServe(project.dir, { activity_log_enabled: false }),
       startServe(project.dir, { log_level: 'INFO' }),
+      startServe(project.dir, { activity_log_enabled: true, activity_log_sync: true }),
     ]);
     for (const s of started) if (s.status === 'fulfilled') stops.push(s.value.stop);
     for (const s of started) if (s.status === 'rejected') throw s.reason;
-    const [on, off, info] = started.map((s) => s.value);
+    const [on, off, info, sync] = started.map((s) => s.value);
     const { noteId } = await seedReader(on.base);
     await call(on.base, 'POST', '/api/auth/register', { json: FORGOT_USER });
     const reader = await login(on.base, READER);
@@ -257,6 +261,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       [on.port, on.pid],
       [off.port, off.pid],
       [info.port, info.pid],
+      [sync.port, sync.pid],
       ...(one ? [[one.port, one.pid]] : []),
       ...(better ? [[better.port, better.child.pid]] : []),
     ]);
@@ -304,6 +309,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       notes: http(on.port, '/api/notes/', { tokens }),
       'write-on': http(on.port, `/api/notes/${noteId}/archive`, { method: 'POST', tokens }),
       'write-off': http(off.port, `/api/notes/${noteId}/archive`, { method: 'POST', tokens }),
+      'write-sync': http(sync.port, `/api/notes/${noteId}/archive`, { method: 'POST', tokens }),
       refresh: http(on.port, '/api/auth/refresh-token', { method: 'POST', chain: 'refresh', seedTokens }),
       'user-access-log': http(info.port, '/api/auth/user', { tokens }),
       // SPEC-2 "Password reset": 202 at once for any address, the lookup after the answer; the known

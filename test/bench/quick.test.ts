@@ -48,6 +48,7 @@ describe('pnpm bench --quick --peer', () => {
           'notes',
           'write-on',
           'write-off',
+          'write-sync',
           'refresh',
           'user-access-log',
           'forgot-known',
