@@ -251,12 +251,21 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
   }, 60_000);
   afterAll(() => stopMailApp({ app, smtp }));
 
+  const parsed: { message: string; request_id?: string; params?: unknown[] }[] = [];
+  /** The log records so far (parsed once each). */
+  const records = () => {
+    for (const line of lines.slice(parsed.length)) parsed.push(JSON.parse(line));
+    return parsed;
+  };
+
   /** The statements the app ran for the request with this id, INSERTs aside (they look nothing up). */
   async function statementsOf(request: string): Promise<Statement[]> {
-    // Some end after the answer: the lastUsedAt write of a token, the mail of a reset link.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return lines
-      .map((line) => JSON.parse(line) as { message: string; request_id?: string; params?: unknown[] })
+    // Log lines are written in batches: the request's access line comes after its statements. Some statements
+    // end after the answer (the lastUsedAt write of a token), hence the pause.
+    const accessLine = /^[A-Z]+ \S+ \d{3} /;
+    await eventually(() => records().some((r) => r.request_id === request && accessLine.test(r.message)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return records()
       .filter((record) => record.request_id === request && /^SQL (?!\s*insert\b)/i.test(record.message))
       .map((record) => ({ sql: record.message.slice(4), params: record.params ?? [] }));
   }
@@ -264,8 +273,9 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
   /** Each statement of each request that reads a seeded table whole, with its plan; none ran: a failure too. */
   async function scansOf(...requests: string[]): Promise<string[]> {
     const scans: string[] = [];
-    for (const request of requests) {
-      const statements = await statementsOf(request);
+    const logged = await Promise.all(requests.map(statementsOf));
+    for (const [i, request] of requests.entries()) {
+      const statements = logged[i]!;
       if (statements.length === 0) scans.push(`${request}: no statement logged`);
       for (const statement of statements) {
         const { lines: plan, scanned } = await planOf(app, statement);
