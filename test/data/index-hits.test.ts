@@ -315,6 +315,28 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     expect(await scansOf('ih-sessions', 'ih-refresh', 'ih-session-end')).toEqual([]);
   });
 
+  it('ends sessions by logout, revoke-others and the superuser routes by index', async () => {
+    const carol = await app.createUser({ username: 'carol' });
+    const first = await app.loginAs(carol);
+    const second = await app.loginAs(carol);
+    const out = await withId(first, 'ih-logout').post('/api/auth/logout', {
+      refresh_token: first.refreshToken,
+    });
+    expect(out.status).toBe(204);
+    expect((await withId(second, 'ih-revoke-others').post('/api/auth/sessions/revoke-others')).status).toBe(
+      204,
+    );
+    const root = await app.loginAs(await app.createUser({ username: 'root', isSuperuser: true }));
+    const listed = await withId(root, 'ih-admin-sessions').get(`/api/admin/user/${carol.id}/sessions`);
+    expect(listed.status).toBe(200);
+    const [session] = listed.body.data as { id: string }[];
+    const ended = await withId(root, 'ih-admin-end').delete(
+      `/api/admin/user/${carol.id}/sessions/${session!.id}`,
+    );
+    expect(ended.status).toBe(204);
+    expect(await scansOf('ih-logout', 'ih-revoke-others', 'ih-admin-sessions', 'ih-admin-end')).toEqual([]);
+  });
+
   it('creates, lists and authenticates personal access tokens by index', async () => {
     const created = await withId(alice, 'ih-pat-create').post('/api/auth/tokens', { name: 'ci' });
     expect(created.status).toBe(201);
