@@ -249,7 +249,7 @@ export interface ClusterOptions {
 }
 
 /**
- * A copy of the demo (main.ts, svc.yaml, package.json and its own migration target) in packages/cli/.tmp-test,
+ * A copy of the demo (main.ts, svc.yaml and its own migration target) in packages/cli/.tmp-test,
  * where `@svc/core` resolves to the workspace, set up on a fresh PostgreSQL database as the deploy job of
  * docs/deployment.md does: `svc init` (revisions of this checkout's auth tables, the superuser) and
  * `svc migrations upgrade --target-name notes`. Then the two hosts, one after the other, and nginx.
@@ -268,8 +268,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
   try {
     mkdirSync(dir, { recursive: true });
-    for (const file of ['main.ts', 'svc.yaml', 'package.json'])
-      copyFileSync(join(demo, file), join(dir, file));
+    // Not its package.json: a second package named `demo` in the repository collides in jest's module map
+    // (packages/cli's, `"type": "module"`, applies instead).
+    for (const file of ['main.ts', 'svc.yaml']) copyFileSync(join(demo, file), join(dir, file));
     cpSync(join(demo, 'migrations', 'notes'), join(dir, 'migrations', 'notes'), { recursive: true });
     const env = () => ({ SVC_DATABASE_URL: database.url, SVC_LOG_LEVEL: 'WARNING', ...options.settings });
     const cli = async (args: string[]) => {
