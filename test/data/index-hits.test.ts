@@ -293,6 +293,7 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     return {
       get: (path: string) => client.get(path, { headers }),
       post: (path: string, body?: unknown) => client.post(path, body, { headers }),
+      patch: (path: string, body?: unknown) => client.patch(path, body, { headers }),
       delete: (path: string) => client.delete(path, { headers }),
     };
   }
@@ -345,7 +346,11 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     expect((await withId(app.as(token), 'ih-pat-use').get('/api/auth/user')).status).toBe(200);
     const unknown = app.as(`svc_pat_${'F'.repeat(43)}`);
     expect((await withId(unknown, 'ih-pat-unknown').get('/api/auth/user')).status).toBe(401);
-    expect(await scansOf('ih-pat-create', 'ih-pat-list', 'ih-pat-use', 'ih-pat-unknown')).toEqual([]);
+    const id = created.body.data.id as string;
+    expect((await withId(alice, 'ih-pat-delete').delete(`/api/auth/tokens/${id}`)).status).toBe(204);
+    expect(
+      await scansOf('ih-pat-create', 'ih-pat-list', 'ih-pat-use', 'ih-pat-unknown', 'ih-pat-delete'),
+    ).toEqual([]);
   });
 
   it('issues, supersedes and redeems one-time account tokens by index', async () => {
@@ -376,7 +381,19 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     // The options by username (the user's passkeys), then the assertion: the passkey by its credential id.
     const login = await passkeyLogin(withId(app, 'ih-passkey-login'), device, { username: 'alice' });
     expect(login.status).toBe(200);
-    expect(await scansOf('ih-passkey-register', 'ih-passkey-list', 'ih-passkey-login')).toEqual([]);
+    const [passkey] = (await alice.get('/api/auth/passkeys')).body.data as { id: string }[];
+    const path = `/api/auth/passkeys/${passkey!.id}`;
+    expect((await withId(alice, 'ih-passkey-rename').patch(path, { name: 'Phone' })).status).toBe(200);
+    expect((await withId(alice, 'ih-passkey-remove').delete(path)).status).toBe(204);
+    expect(
+      await scansOf(
+        'ih-passkey-register',
+        'ih-passkey-list',
+        'ih-passkey-login',
+        'ih-passkey-rename',
+        'ih-passkey-remove',
+      ),
+    ).toEqual([]);
   });
 
   it('exports the account, with the newest 1,000 activity entries, by index', async () => {
