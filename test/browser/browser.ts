@@ -1,5 +1,5 @@
 // Real-browser tests (README "Install and run the whole test suite"): Debian's Chromium driven by playwright-core over the
-// DevTools protocol. playwright-core never downloads a browser; `scripts/ensure-browser.mjs` (run before jest by
+// DevTools protocol. playwright-core never downloads a browser; `scripts/ensure-test-tools.mjs` (run before jest by
 // `pnpm test`) installs Chromium from Debian when it is missing and the machine allows it.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
