@@ -205,6 +205,8 @@ function invalidUtf8Json(obj: Record<string, Json>, field: string): Uint8Array {
   ]);
 }
 
+const LOGOUT = 'POST /api/auth/logout';
+
 function generateCases(doc: OpenApi, fx: Fixtures): { cases: Case[]; operations: number } {
   const resolve = resolver(doc);
   const cases: Case[] = [];
@@ -223,7 +225,7 @@ function generateCases(doc: OpenApi, fx: Fixtures): { cases: Case[]; operations:
         );
       // SPEC "Refresh token and login": logout with a body token that is not the caller's revokes every login
       // of the caller (204), so any string there is a valid request; only wrong types must be refused.
-      const logout = opName === 'POST /api/auth/logout';
+      const logout = opName === LOGOUT;
       const add = (what: string, c: Omit<Case, 'op' | 'what' | 'method'>) =>
         cases.push({
           op: opName,
@@ -508,6 +510,7 @@ function check(c: Case, res: TestResponse, who: string, figures: Figures): void 
 describeEachDatabase('bad input on every route (SPEC "Errors")', (database) => {
   let app: TestApp;
   let admin: LoggedInClient;
+  let loggingOut: LoggedInClient;
   const store: NoteStore = { notes: [] };
   const cases: Case[] = [];
   const figures: Figures = { operations: 0, tried: 0, failures: [], byStatus: {} };
@@ -517,8 +520,11 @@ describeEachDatabase('bad input on every route (SPEC "Errors")', (database) => {
     app = await startFullApp(database, {}, { store });
     // No email: `POST /mfa/email/setup` answers 400 mfa.no_email instead of enrolling.
     const root = await app.createUser({ username: 'root', isSuperuser: true, email: null });
-    await app.createUser({ username: 'victim', email: 'victim@example.com' });
+    const victim = await app.createUser({ username: 'victim', email: 'victim@example.com' });
     admin = await app.loginAs(root);
+    // A logout whose body token is not the caller's ends every session of the caller, access tokens included
+    // (SPEC-2 "Sessions"): sent with the superuser's token, it would turn every later case into a 401.
+    loggingOut = await app.loginAs(victim);
     const perm = await admin.post('/api/admin/permissions/permissions', {
       codename: 'notes.read',
       description: '',
@@ -569,7 +575,10 @@ describeEachDatabase('bad input on every route (SPEC "Errors")', (database) => {
     async () => {
       const failures = figures.failures.length;
       const results = await inBatches(
-        cases.map((c) => async () => [c, await send(app.url, c, admin.accessToken)] as const),
+        cases.map(
+          (c) => async () =>
+            [c, await send(app.url, c, (c.op === LOGOUT ? loggingOut : admin).accessToken)] as const,
+        ),
         6,
       );
       for (const [c, res] of results) check(c, res, 'superuser', figures);
