@@ -44,6 +44,55 @@ export function createSessionStore(
   // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
   const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
 
+  // The statements of every login and refresh, built and prepared once (docs/performance.md "PostgreSQL round
+  // trips": drizzle sends a query without a statement name unnamed, parsed and planned on every call). Dates
+  // arrive as placeholders that drizzle encodes through the column, as in auth/store.ts.
+  const datePlaceholder = (name: string) => sql.placeholder(name) as unknown as Date;
+  const prepared = <T>(query: unknown, name: string) =>
+    (
+      query as { prepare(name: string): { execute(values: Record<string, unknown>): PromiseLike<T> | T } }
+    ).prepare(name);
+  const createStatement = prepared<unknown>(
+    orm
+      .insert(session)
+      .values({
+        id: sql.placeholder('id'),
+        userId: sql.placeholder('userId'),
+        createdAt: datePlaceholder('at'),
+        lastUsedAt: datePlaceholder('at'),
+        userAgent: sql.placeholder('userAgent'),
+        ip: sql.placeholder('ip'),
+      })
+      .returning({ id: session.id }),
+    'svc_session_create',
+  );
+  const touchStatement = prepared<{ id: string }[]>(
+    orm
+      .update(session)
+      .set({ lastUsedAt: datePlaceholder('at') })
+      .where(
+        and(
+          eq(session.id, sql.placeholder('id')),
+          eq(session.userId, sql.placeholder('userId')),
+          isNull(session.revokedAt),
+        ),
+      )
+      .returning({ id: session.id }),
+    'svc_session_touch',
+  );
+  const purgeStatement = prepared<unknown>(
+    orm
+      .delete(session)
+      .where(
+        and(
+          eq(session.userId, sql.placeholder('userId')),
+          lt(session.lastUsedAt, sql.param(sql.placeholder('before'), session.lastUsedAt as never)),
+        ),
+      )
+      .returning({ id: session.id }),
+    'svc_session_purge',
+  );
+
   /** Deletes the refresh records `where` selects, on PostgreSQL until a pass finds none (refresh-deletion.ts). */
   const deleteRefresh = (where: SQL) =>
     deleteUntilGone(db.dialect, () =>
@@ -53,17 +102,7 @@ export function createSessionStore(
   return {
     /** Records a new login's session (SPEC-2 "Sessions"). */
     async create(values: { id: string; userId: string; at: Date } & SessionClient): Promise<void> {
-      await orm
-        .insert(session)
-        .values({
-          id: values.id,
-          userId: values.userId,
-          createdAt: values.at,
-          lastUsedAt: values.at,
-          userAgent: values.userAgent,
-          ip: values.ip,
-        })
-        .returning({ id: session.id });
+      await createStatement.execute({ ...values });
     },
 
     /** Forgets a session whose login did not complete (it never had a token). */
@@ -78,13 +117,7 @@ export function createSessionStore(
      * token is still valid, and the record it is spent against is checked by the rotation itself.
      */
     async touch(id: string, userId: string, at: Date, client: SessionClient): Promise<boolean> {
-      const touch = () =>
-        orm
-          .update(session)
-          .set({ lastUsedAt: at })
-          .where(and(eq(session.id, id), eq(session.userId, userId), isNull(session.revokedAt)))
-          .returning({ id: session.id });
-      if ((await touch()).length > 0) return true;
+      if ((await touchStatement.execute({ id, userId, at })).length > 0) return true;
       const adopted = await orm
         .insert(session)
         .values({ id, userId, createdAt: at, lastUsedAt: at, userAgent: client.userAgent, ip: client.ip })
@@ -146,10 +179,7 @@ export function createSessionStore(
 
     /** Housekeeping at login: the user's sessions whose every refresh token has expired (`before`). */
     async purge(userId: string, before: Date): Promise<void> {
-      await orm
-        .delete(session)
-        .where(and(eq(session.userId, userId), lt(session.lastUsedAt, before)))
-        .returning({ id: session.id });
+      await purgeStatement.execute({ userId, before });
     },
   };
 }
