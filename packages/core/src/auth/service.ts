@@ -135,19 +135,18 @@ export async function createAuthService(deps: AuthServiceDeps) {
     const refresh = signer.signRefresh(user.id);
     let done = false;
     try {
-      // SPEC-2 "Sessions": the login's session, recorded before its first token exists.
-      await sessions.open(refresh.family, user.id, at);
+      // SPEC-2 "Sessions": the login's session is recorded in the same atomic step as its first token.
       done = await store.completeLogin(
         user.id,
         at,
         { jti: refresh.jti, family: refresh.family, userId: user.id, expiresAt: refresh.expiresAt },
         { passwordHash, liftAfter: admission?.liftLocksAfter ?? at },
+        sessions.loginSession(at),
       );
     } finally {
       if (admission && !done) await attempts.release(admission).catch(() => undefined);
       else if (admission) attempts.settled(admission);
     }
-    await sessions.settle(refresh.family, user.id, at, done);
     if (!done) throw await refused();
     ports.get('events').emit('login', { userId: user.id, username: user.username });
     return {
@@ -364,7 +363,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       const at = now();
       // The successor is signed first and stored in the same atomic step as the spend (store.rotateRefresh).
       const next = signer.signRefresh(sub, check.claims.fam);
-      const rotated = await store.rotateRefresh(jti, sub, at, {
+      const { rotated, touched } = await store.rotateRefresh(jti, sub, at, {
         jti: next.jti,
         family: next.family,
         userId: sub,
@@ -384,9 +383,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         }
         throw revoked();
       }
-      // After the swap, not before: a revocation that landed while this refresh was in flight (it marked the
-      // session first) refuses it here, so the successor never comes back to life (SPEC-2 "Sessions").
-      if (!(await sessions.touch(sid, sub, at))) throw revoked();
+      // The session is touched after the spend, in the swap's own step: a revocation that landed while this
+      // refresh was in flight (it marked the session first) refuses it here, so the successor never comes
+      // back to life (SPEC-2 "Sessions"). Not touched: revoked, or a family from before sessions, which
+      // `sessions.touch` adopts (it refuses a revoked one again).
+      if (!touched && !(await sessions.touch(sid, sub, at))) throw revoked();
       return {
         access_token: signer.signAccess(sub, sid),
         token_type: 'bearer',

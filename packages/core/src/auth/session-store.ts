@@ -13,6 +13,11 @@ export interface SessionClient {
   userAgent: string;
 }
 
+/** A completing login's session: who opened it, and which of the user's old sessions go with it. */
+export interface LoginSession extends SessionClient {
+  purgeBefore: Date;
+}
+
 /**
  * The state of the access token's session as one column of the guard's user query (SPEC-2 "Sessions": the
  * check adds no database round trip): 1 while the session of `sid` (a placeholder) belongs to the outer user
@@ -31,22 +36,13 @@ export function sessionStateColumn(
 }
 
 /**
- * Every query on the session table (STYLE "A feature is one folder"). A session's id is its login's refresh
- * family, so ending a session is marking its row revoked and deleting its refresh records.
+ * The session writes of every login and refresh, built and prepared once (docs/performance.md "PostgreSQL
+ * round trips": drizzle sends a query without a statement name unnamed, parsed and planned on every call).
+ * Dates arrive as placeholders that drizzle encodes through the column, as in auth/store.ts. The auth store
+ * runs them inside the login's and the rotation's own SQLite transaction (auth/store.ts).
  */
-export function createSessionStore(
-  db: Database,
-  tables: Pick<CoreTables, 'refreshToken'>,
-  session: SessionTable,
-) {
-  const { refreshToken } = tables;
+export function sessionWrites(db: Database, session: SessionTable) {
   const orm = db.orm;
-  // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
-  const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
-
-  // The statements of every login and refresh, built and prepared once (docs/performance.md "PostgreSQL round
-  // trips": drizzle sends a query without a statement name unnamed, parsed and planned on every call). Dates
-  // arrive as placeholders that drizzle encodes through the column, as in auth/store.ts.
   const datePlaceholder = (name: string) => sql.placeholder(name) as unknown as Date;
   const prepared = <T>(query: unknown, name: string) =>
     (
@@ -93,6 +89,26 @@ export function createSessionStore(
     'svc_session_purge',
   );
 
+  return { create: createStatement, touch: touchStatement, purge: purgeStatement };
+}
+
+/**
+ * Every query on the session table (STYLE "A feature is one folder"). A session's id is its login's refresh
+ * family, so ending a session is marking its row revoked and deleting its refresh records.
+ */
+export function createSessionStore(
+  db: Database,
+  tables: Pick<CoreTables, 'refreshToken'>,
+  session: SessionTable,
+) {
+  const { refreshToken } = tables;
+  const orm = db.orm;
+  // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
+  const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
+
+  // A login's session INSERT and housekeeping run in the login's own statement (auth/store.ts `completeLogin`).
+  const { touch: touchStatement } = sessionWrites(db, session);
+
   /** Deletes the refresh records `where` selects, on PostgreSQL until a pass finds none (refresh-deletion.ts). */
   const deleteRefresh = (where: SQL) =>
     deleteUntilGone(db.dialect, () =>
@@ -100,16 +116,6 @@ export function createSessionStore(
     );
 
   return {
-    /** Records a new login's session (SPEC-2 "Sessions"). */
-    async create(values: { id: string; userId: string; at: Date } & SessionClient): Promise<void> {
-      await createStatement.execute({ ...values });
-    },
-
-    /** Forgets a session whose login did not complete (it never had a token). */
-    async remove(id: string): Promise<void> {
-      await orm.delete(session).where(eq(session.id, id)).returning({ id: session.id });
-    },
-
     /**
      * A refresh of session `id`: `lastUsedAt` becomes `at`, only while the session is the user's and not
      * revoked (false otherwise: the refresh is refused, so a revocation is never undone by a refresh in
@@ -175,11 +181,6 @@ export function createSessionStore(
         .where(and(eq(session.id, id), eq(session.userId, userId), isNull(session.revokedAt)))
         .limit(1);
       return rows.length > 0;
-    },
-
-    /** Housekeeping at login: the user's sessions whose every refresh token has expired (`before`). */
-    async purge(userId: string, before: Date): Promise<void> {
-      await purgeStatement.execute({ userId, before });
     },
   };
 }

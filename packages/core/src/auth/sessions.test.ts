@@ -175,6 +175,30 @@ describeEachDatabase('Sessions', (database) => {
     expect((await refresh(app, refreshed.body.refresh_token)).status).toBe(401);
   });
 
+  it("a login deletes the user's sessions whose refresh tokens all expired, in the same step that records its own", async () => {
+    const nora = await app.createUser({ username: 'nora' });
+    const stale = await login('nora', 'stale');
+    const recent = await login('nora', 'recent');
+    const rt = app.app.runtime;
+    const session = (rt.tables.auth as AuthTables).session;
+    const rowsOfNora = async () =>
+      (await rt.authDb.orm.select().from(session).where(eq(session.userId, nora.id))).map((r) => r.id).sort();
+    // Last used longer ago than a refresh token lives (plus the margin of auth/constants.ts).
+    await rt.authDb.orm
+      .update(session)
+      .set({ lastUsedAt: new Date(Date.now() - 400 * 86_400_000) })
+      .where(eq(session.id, sidOf(stale.accessToken)!))
+      .returning({ id: session.id });
+    const next = await login('nora', 'next');
+    expect(await rowsOfNora()).toEqual([sidOf(recent.accessToken), sidOf(next.accessToken)].sort());
+    const [row] = await rt.authDb.orm
+      .select()
+      .from(session)
+      .where(eq(session.id, sidOf(next.accessToken)!));
+    expect(row).toMatchObject({ userId: nora.id, userAgent: 'next', ip: '127.0.0.1', revokedAt: null });
+    expect(row!.lastUsedAt.getTime()).toBe(row!.createdAt.getTime());
+  });
+
   it('a password change ends every session, and they leave the list', async () => {
     const user = await app.createUser({ username: 'heidi' });
     const a = await login('heidi', 'a');

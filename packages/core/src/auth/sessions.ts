@@ -9,7 +9,7 @@ import {
   SESSION_PURGE_MARGIN_MS,
   SESSION_USER_AGENT_MAX_LENGTH,
 } from './constants.js';
-import type { SessionClient, SessionRow, SessionStore } from './session-store.js';
+import type { LoginSession, SessionClient, SessionRow, SessionStore } from './session-store.js';
 
 /** A session as `GET /auth/sessions` shows it (SPEC-2 "Sessions"). */
 export interface SessionView {
@@ -82,15 +82,17 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   return {
-    /** Records the session of a login that is about to complete (its id is the login's refresh family). */
-    async open(id: string, userId: string, at: Date): Promise<void> {
-      await sessions.create({ id, userId, at, ...sessionClient() });
-    },
-    /** A login that did not complete leaves no session; older ones whose tokens all expired go. */
-    async settle(id: string, userId: string, at: Date, completed: boolean): Promise<void> {
-      if (!completed) return sessions.remove(id);
+    /**
+     * What a completing login writes of its session, in the login's own statement (auth/store.ts
+     * `completeLogin`): the client of the request, and the cutoff of the housekeeping that deletes the
+     * user's older sessions whose refresh tokens have all expired.
+     */
+    loginSession(at: Date): LoginSession {
       const lifetimeMs = settings.refresh_token_expire_days * 86_400_000;
-      await sessions.purge(userId, new Date(at.getTime() - lifetimeMs - SESSION_PURGE_MARGIN_MS));
+      return {
+        ...sessionClient(),
+        purgeBefore: new Date(at.getTime() - lifetimeMs - SESSION_PURGE_MARGIN_MS),
+      };
     },
     /** Whether session `id` of the user is still active (event sockets check it). */
     isActive(userId: string, id: string): Promise<boolean> {

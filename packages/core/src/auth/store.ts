@@ -4,7 +4,7 @@ import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/eff
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
-import { sessionStateColumn } from './session-store.js';
+import { sessionStateColumn, sessionWrites, type LoginSession } from './session-store.js';
 import type { SessionTable } from './tables.js';
 
 /** A user row as stored (with the internal attributes of SPEC "User"). */
@@ -52,6 +52,9 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
 export function createAuthStore(db: Database, tables: CoreTables, session: SessionTable) {
   const { user, refreshToken } = tables;
   const orm = db.orm;
+  // SPEC-2 "Sessions": a login's session row and a refresh's `last_used_at` are written in the login's and
+  // the rotation's own statement (docs/performance.md "PostgreSQL round trips"); these are the SQLite ones.
+  const sessionStatements = sessionWrites(db, session);
 
   /** Deletes refresh records, on PostgreSQL until a pass finds none (auth/refresh-deletion.ts). */
   const deleteUntilGone = (pass: () => PromiseLike<unknown[]>) => deleteRefreshUntilGone(db.dialect, pass);
@@ -289,28 +292,48 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
      * The rotation swap (SPEC "Refresh token and login"): spends `jti` of `family` and stores its successor
      * `next`, atomically, so of two concurrent refreshes with the same token exactly one wins, and a
      * revocation (logout, password change, reuse) never lands between spend and successor: on PostgreSQL one
-     * statement, on SQLite one transaction run without yielding. False: nothing was spent.
+     * statement, on SQLite one transaction run without yielding. `rotated` false: nothing was spent. The same
+     * step sets the session's `last_used_at` (SPEC-2 "Sessions"), after the spend and only while the session
+     * is the user's and not revoked: `touched` false with `rotated` true means a revocation marked the session
+     * before this refresh reached it (or the family predates sessions); the caller decides (service.ts).
      */
-    async rotateRefresh(jti: string, userId: string, now: Date, next: NewRefresh): Promise<boolean> {
+    async rotateRefresh(
+      jti: string,
+      userId: string,
+      now: Date,
+      next: NewRefresh,
+    ): Promise<{ rotated: boolean; touched: boolean }> {
       if (db.dialect === 'pg') {
-        const rows = await db.all(sql`WITH spent AS (
+        // The session UPDATE re-reads a row a concurrent revocation changed (READ COMMITTED), so a session
+        // marked revoked while this statement ran is not touched. The family is a uuid (service.ts checks it).
+        const rows = await db.all<{ rotated: number; touched: number }>(sql`WITH spent AS (
             UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
             WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
               AND ${refreshToken.userId} = ${userId} AND ${refreshToken.family} = ${next.family}
             RETURNING ${refreshToken.jti}
+          ), successor AS (
+            INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+              ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+            SELECT ${next.jti}, ${next.family}, ${next.userId}, ${pgTime(next.expiresAt)}, ${pgTime(now)} FROM spent
+            RETURNING ${col(refreshToken.jti)}
+          ), touched AS (
+            UPDATE ${session} SET ${col(session.lastUsedAt)} = ${pgTime(now)}
+            WHERE ${session.id} = ${next.family}::uuid AND ${session.userId} = ${userId}
+              AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
+            RETURNING ${col(session.id)}
           )
-          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
-            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
-          SELECT ${next.jti}, ${next.family}, ${next.userId}, ${pgTime(next.expiresAt)}, ${pgTime(now)} FROM spent
-          RETURNING ${col(refreshToken.jti)}`);
-        return rows.length > 0;
+          SELECT (SELECT count(*) FROM successor)::int AS rotated, (SELECT count(*) FROM touched)::int AS touched`);
+        const row = rows[0];
+        return { rotated: Number(row?.rotated ?? 0) > 0, touched: Number(row?.touched ?? 0) > 0 };
       }
       return db.transaction(async () => {
         const spent = runSync<RefreshRow[]>(spendStatement, { jti, now });
         const row = spent[0];
-        if (!row || row.userId !== userId || row.family !== next.family) return false;
+        if (!row || row.userId !== userId || row.family !== next.family)
+          return { rotated: false, touched: false };
         runSync(insertRefreshStatement, refreshValues(next, now));
-        return true;
+        const touched = runSync<unknown[]>(sessionStatements.touch, { id: next.family, userId, at: now });
+        return { rotated: true, touched: touched.length > 0 };
       });
     },
     async refreshByJti(jti: string): Promise<RefreshRow | undefined> {
@@ -331,17 +354,21 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
      * (false otherwise, and nothing is written): the login is recorded, the lockout counter reset (SPEC
      * "Account login lock") and a lock ending after `liftAfter` lifted (set while this login was in flight,
      * it counted this login's slot); the user's expired refresh records go (housekeeping) and the new one is
-     * stored. One statement on PostgreSQL; one transaction run without yielding on SQLite. A password change
-     * that lands after it deletes the new record (SPEC "Authentication" 8); one that lands before refuses it.
+     * stored, with its session (SPEC-2 "Sessions": id the refresh family) and the housekeeping of the user's
+     * sessions last used before `client.purgeBefore`. One statement on PostgreSQL; one transaction run without
+     * yielding on SQLite, so the session exists exactly when its first token does. A password change that
+     * lands after it deletes the new record (SPEC "Authentication" 8); one that lands before refuses it.
      */
     async completeLogin(
       userId: string,
       at: Date,
       refresh: NewRefresh,
       condition: { passwordHash: string; liftAfter: Date },
+      client: LoginSession,
     ): Promise<boolean> {
       const { passwordHash: hash, liftAfter } = condition;
       if (db.dialect === 'pg') {
+        // The session id is the refresh family, a uuid (tokens.ts signs it).
         const rows = await db.all(sql`WITH done AS (
             UPDATE ${user} SET ${col(user.lastLoginAt)} = ${pgTime(at)}, ${col(user.failedLoginCount)} = 0,
               ${col(user.lockedUntil)} = CASE WHEN ${user.lockedUntil} > ${pgTime(liftAfter)} THEN NULL ELSE ${user.lockedUntil} END
@@ -350,6 +377,13 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
           ), expired AS (
             DELETE FROM ${refreshToken}
             WHERE ${refreshToken.userId} IN (SELECT id FROM done) AND ${refreshToken.expiresAt} <= ${pgTime(at)}
+          ), opened AS (
+            INSERT INTO ${session} (${col(session.id)}, ${col(session.userId)}, ${col(session.createdAt)},
+              ${col(session.lastUsedAt)}, ${col(session.userAgent)}, ${col(session.ip)})
+            SELECT ${refresh.family}::uuid, done.id, ${pgTime(at)}, ${pgTime(at)}, ${client.userAgent}, ${client.ip} FROM done
+          ), purged AS (
+            DELETE FROM ${session}
+            WHERE ${session.userId} IN (SELECT id FROM done) AND ${session.lastUsedAt} < ${pgTime(client.purgeBefore)}
           )
           INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
             ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
@@ -362,6 +396,14 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         if (done.length === 0) return false;
         runSync(deleteExpiredStatement, { userId, now: at });
         runSync(insertRefreshStatement, refreshValues(refresh, at));
+        runSync(sessionStatements.create, {
+          id: refresh.family,
+          userId,
+          at,
+          userAgent: client.userAgent,
+          ip: client.ip,
+        });
+        runSync(sessionStatements.purge, { userId, before: client.purgeBefore });
         return true;
       });
     },
