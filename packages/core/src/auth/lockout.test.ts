@@ -74,6 +74,22 @@ describeEachDatabase('Account login lock', (database) => {
     expect(after.lockedUntil).toBeNull();
   });
 
+  it('counts a login by the name in any case on the same account, and never counts an inactive one', async () => {
+    // The login takes its slot with the lookup of the name as written (auth/login-attempts.ts).
+    const dora = await app.createUser({ username: 'dora' });
+    expect((await login(app, ' DORA ', 'wrong-password')).status).toBe(401);
+    expect((await login(app, 'Dora', 'wrong-password')).status).toBe(401);
+    expect((await row(dora.id)).failedLoginCount).toBe(2);
+    expect((await login(app, 'DORA', dora.password)).status).toBe(200);
+    expect((await row(dora.id)).failedLoginCount).toBe(0);
+    const eddie = await app.createUser({ username: 'eddie', isActive: false });
+    for (let i = 0; i < 6; i += 1) expect((await login(app, 'eddie', 'wrong-password')).status).toBe(401);
+    expect((await login(app, 'eddie', eddie.password)).status).toBe(401);
+    const stored = await row(eddie.id);
+    expect(stored.failedLoginCount).toBe(0);
+    expect(stored.lockedUntil).toBeNull();
+  });
+
   it('wrong current passwords at /auth/user/password count; while locked the route answers 429 with Retry-After', async () => {
     const dave = await app.loginAs(await app.createUser({ username: 'dave' }));
     for (let i = 0; i < 5; i += 1) {

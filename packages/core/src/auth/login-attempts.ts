@@ -3,7 +3,7 @@ import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { AttemptAdmission } from '../kernel/ports.js';
 import { LOGIN_ADMISSION_POLL_MS, LOGIN_ADMISSION_WAIT_MS, PROVISIONAL_LOCK_MS } from './constants.js';
-import type { AuthStore } from './store.js';
+import type { AuthStore, UserRow } from './store.js';
 
 /**
  * The account lock of SPEC "Account login lock", safe under concurrency (docs/security.md "Concurrent
@@ -68,7 +68,33 @@ export function createLoginAttempts(deps: {
     return locked;
   }
 
+  /** A slot taken at `at`: any lock found when its check settles was set after the reservation committed. */
+  function admitted(userId: string, at: Date, waitedMs: number): AttemptAdmission {
+    return {
+      userId,
+      admitted: true,
+      // A lock before the reservation would have refused it; the margin covers a locker that read its clock
+      // before this one.
+      liftLocksAfter: new Date(at.getTime() + lockoutMs - PROVISIONAL_LOCK_MS),
+      lockedUntil: null,
+      waitedMs,
+    };
+  }
+
   return {
+    /**
+     * A password login's first step: the active account named `username` looked up and a slot taken on its
+     * counter in one statement. Undefined when there is no such active account or no slot is free right now:
+     * the caller then looks the user up and takes {@link admit}, which waits for slots in flight or refuses.
+     */
+    async admitByUsername(
+      username: string,
+    ): Promise<{ row: UserRow; admission: AttemptAdmission } | undefined> {
+      const at = now();
+      const row = await store.reserveAttemptByUsername(username, settings.login_max_attempts, at);
+      return row ? { row, admission: admitted(row.id, at, 0) } : undefined;
+    },
+
     /**
      * Takes a slot for one credential check. 'locked': the account is locked (or gone); nothing was counted.
      * A lock set in the last {@link PROVISIONAL_LOCK_MS} may still be lifted by a right password that was in
@@ -85,14 +111,7 @@ export function createLoginAttempts(deps: {
       for (;;) {
         const at = now();
         if (await store.reserveAttempt(userId, settings.login_max_attempts, at)) {
-          return result({
-            userId,
-            admitted: true,
-            // Any lock found when this check settles was set after this reservation committed (a lock before
-            // it would have refused it); the margin covers a locker that read its clock before this one.
-            liftLocksAfter: new Date(at.getTime() + lockoutMs - PROVISIONAL_LOCK_MS),
-            lockedUntil: null,
-          });
+          return admitted(userId, at, waitedMs);
         }
         const row = await store.userById(userId);
         if (!row) return result({ userId, admitted: false, liftLocksAfter: at, lockedUntil: null });

@@ -89,9 +89,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
   async function attemptPassword(
     row: UserRow,
     password: string,
+    reserved?: AttemptAdmission,
   ): Promise<{ result: 'ok' | 'wrong' | 'locked'; admission: AttemptAdmission }> {
+    // `reserved`: the slot was taken with the lookup of `row` (attempts.admitByUsername).
     const [admission, matches] = await Promise.all([
-      attempts.admit(row.id, row.username),
+      reserved ?? attempts.admit(row.id, row.username),
       verifyPassword(row.passwordHash, password),
     ]);
     if (!admission.admitted) return { result: 'locked', admission };
@@ -282,8 +284,13 @@ export async function createAuthService(deps: AuthServiceDeps) {
       };
       // SPEC "User": the name as written (names stored before the username rule), then its normal form
       // (docs/users-and-tokens.md "Usernames").
-      let row: UserRow | undefined;
-      for (const key of usernameLookupKeys(input.username)) {
+      const keys = usernameLookupKeys(input.username);
+      // The usual case in one statement: the active user by the name as written, a slot on their counter
+      // taken with it (SPEC "Account login lock": counted before the check). Otherwise the lookup, and the
+      // slot taken or waited for by id as for every other credential check.
+      const reserved = keys[0] === undefined ? undefined : await attempts.admitByUsername(keys[0]);
+      let row: UserRow | undefined = reserved?.row;
+      for (const key of reserved ? [] : keys) {
         row = await store.userByUsername(key);
         if (row) break;
       }
@@ -295,7 +302,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         await verifyPassword(row.passwordHash, input.password);
         throw await fail();
       }
-      const { result, admission } = await attemptPassword(row, input.password);
+      const { result, admission } = await attemptPassword(row, input.password, reserved?.admission);
       waitedMs = admission.waitedMs;
       if (result !== 'ok') throw await fail();
       if (settings.require_verified_email && !row.isSuperuser && !row.emailVerifiedAt) {

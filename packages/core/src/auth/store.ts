@@ -148,6 +148,23 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       .returning({ count: user.failedLoginCount }),
     'svc_auth_reserve_attempt',
   );
+  // The same slot taken by username at the start of a password login, the active user's row returned with it
+  // (docs/performance.md "PostgreSQL round trips": the lookup and the reservation in one statement).
+  const reserveByUsernameStatement = prepare<UserRow[]>(
+    orm
+      .update(user)
+      .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
+      .where(
+        and(
+          eq(user.username, sql.placeholder('username')),
+          eq(user.isActive, true),
+          sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
+          unlockedAt,
+        ),
+      )
+      .returning(),
+    'svc_auth_reserve_by_username',
+  );
   const lockIfFullStatement = prepare<{ id: string }[]>(
     orm
       .update(user)
@@ -278,6 +295,13 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     /** Takes one slot on the lockout counter; false when locked, full or gone (login-attempts.ts). */
     async reserveAttempt(id: string, max: number, now: Date): Promise<boolean> {
       return (await reserveStatement.execute({ id, max, now })).length > 0;
+    },
+    /**
+     * {@link reserveAttempt} for the active user named `username`, returning their row (counter included);
+     * undefined when there is no such active user or no free slot now.
+     */
+    async reserveAttemptByUsername(username: string, max: number, now: Date): Promise<UserRow | undefined> {
+      return (await reserveByUsernameStatement.execute({ username, max, now }))[0];
     },
     /** Locks until `lockUntil` (counter reset) when the counter has reached `max`; true when it did. */
     async lockIfFull(id: string, max: number, now: Date, lockUntil: Date): Promise<boolean> {
