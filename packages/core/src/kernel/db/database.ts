@@ -490,6 +490,7 @@ function openPostgres(options: OpenDatabaseOptions): Database {
   const dialect = (orm as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } })
     .dialect;
   const pgOrm = orm as unknown as { transaction<T>(fn: (tx: unknown) => Promise<T>): Promise<T> };
+  const logStatement = s.dbdebug ? drizzleLogger(options.log).logQuery : undefined;
   const name = (() => {
     try {
       return new URL(options.url).pathname.slice(1) || 'postgres';
@@ -512,7 +513,7 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       // (the completed login, the refresh rotation: values are parameters, the text never changes) once per
       // connection instead of on every call, where drizzle's `execute` sends them unnamed.
       const { sql: text, params } = dialect.sqlToQuery(query);
-      if (s.dbdebug) options.log.debug(`SQL ${text}`, { params });
+      logStatement?.(text, params);
       const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
       return [...(await unsafe(text, params, { prepare: true }))];
     },
