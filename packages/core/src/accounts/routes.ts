@@ -13,13 +13,16 @@ import {
 import { exportDisposition, type SelfService } from './self-service.js';
 import type { AccountService } from './service.js';
 
-/** Password reset and email verification (SPEC-2 "Routes"; router name `accounts` for `disable_core_routers`). */
 const TokenPairOut = z.object({
   access_token: z.string(),
   token_type: z.literal('bearer'),
   refresh_token: z.string(),
 });
 
+/**
+ * Password reset, email verification, invitations and self-service (SPEC-2 "Routes"; router names `accounts`
+ * and `accounts-admin` for `disable_core_routers`).
+ */
 export function createAccountsRouter(service: AccountService, self: SelfService): Router[] {
   const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'] });
   accounts.post(

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, gt, inArray, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
-import { sql } from 'drizzle-orm';
 import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
 

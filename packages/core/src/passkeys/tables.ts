@@ -8,7 +8,7 @@ import { CREDENTIAL_ID_MAX_LENGTH, PASSKEY_NAME_MAX_LENGTH } from './constants.j
  * The passkey table (SPEC-2 "Passkeys"), SQLite variant; the PostgreSQL variant below has the same property
  * names and value types. `id` is the passkey's own UUID (the routes' `{id}`); `credential_id` is the
  * authenticator's credential id (base64url), unique across users, and `public_key` its COSE key (base64url).
- * Challenges are not stored here: they live 5 minutes in the shared cache (service.ts).
+ * Challenges are not stored here: they live 5 minutes in the shared cache (challenges.ts).
  */
 export function sqlitePasskeyTables(settings: Settings) {
   const { user } = sqliteCoreTables(settings);
