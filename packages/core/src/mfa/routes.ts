@@ -1,8 +1,4 @@
-import { z } from 'zod';
-import { UserIdParam } from '../kernel/identity.js';
 import { defineRouter, type Router } from '../kernel/router.js';
-
-const UserIdParams = z.object({ user_id: UserIdParam });
 import {
   BackupCodesOut,
   MfaCodeBody,
@@ -12,6 +8,7 @@ import {
   SmsSetupBody,
   TokenPairOut,
   TotpSetupOut,
+  UserIdParams,
 } from './schemas.js';
 import type { MfaService } from './service.js';
 

@@ -1,3 +1,4 @@
+import { UserIdParam } from '../kernel/identity.js';
 import { PASSWORD_MAX_LENGTH } from '../kernel/user-out.js';
 import { z } from 'zod';
 import { PHONE_NUMBER_PATTERN } from './constants.js';
@@ -51,3 +52,6 @@ export const SmsSetupBody = z.object({
 });
 
 export const MfaPasswordBody = z.object({ password: z.string().min(1).max(PASSWORD_MAX_LENGTH) });
+
+/** `DELETE /admin/user/{user_id}/mfa`. */
+export const UserIdParams = z.object({ user_id: UserIdParam });
