@@ -114,8 +114,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
    * sessions are ended too (the caller's own notice, `password_changed` or `deactivated`, closes the sockets).
    */
   async function endAllLogins(userId: string): Promise<void> {
+    // Ending all of them deletes every refresh record of the user, rows from before sessions included.
     await sessions.revoke(userId, {}, false);
-    await store.deleteRefreshOf(userId);
   }
 
   function policy(password: string, field: string) {
@@ -411,8 +411,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (isUuid(family)) await sessions.revoke(user.id, { only: family });
         await store.deleteFamily(family);
       } else {
+        // Every refresh record of the user goes with it (session-store.ts `revoke`).
         await sessions.revoke(user.id);
-        await store.deleteRefreshOf(user.id);
       }
       ports.get('events').emit('logout', { userId: user.id, username: user.username });
     },

@@ -368,11 +368,6 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         orm.delete(refreshToken).where(eq(refreshToken.family, family)).returning({ jti: refreshToken.jti }),
       );
     },
-    async deleteRefreshOf(userId: string): Promise<void> {
-      await deleteUntilGone(() =>
-        orm.delete(refreshToken).where(eq(refreshToken.userId, userId)).returning({ jti: refreshToken.jti }),
-      );
-    },
     /**
      * The writes of a completed login, only while the password is still `passwordHash` and the user active
      * (false otherwise, and nothing is written): the login is recorded, the lockout counter reset (SPEC
