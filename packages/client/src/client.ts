@@ -194,18 +194,15 @@ export function createClient(options: ClientOptions): SvcClient {
 
   const api = createFetchClient<paths>({ baseUrl: base, fetch: authedFetch });
 
-  async function authedPost(path: string, body: unknown): Promise<unknown> {
+  /** A bearer request (GET, or POST with its JSON body if any) whose JSON answer is the result; a refusal throws. */
+  async function authedJson<T>(path: string, post?: { body?: unknown }): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (post?.body !== undefined) headers['content-type'] = 'application/json';
     const response = await clientFetch(path, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+      method: post ? 'POST' : 'GET',
+      headers,
+      body: post?.body === undefined ? undefined : JSON.stringify(post.body),
     });
-    if (!response.ok) throw await apiErrorOf(response);
-    return unwrap<unknown>(await response.json());
-  }
-
-  async function getJson<T>(path: string): Promise<T> {
-    const response = await clientFetch(path, { headers: { accept: 'application/json' } });
     if (!response.ok) throw await apiErrorOf(response);
     return unwrap<T>(await response.json());
   }
@@ -228,12 +225,11 @@ export function createClient(options: ClientOptions): SvcClient {
       return signedIn(await post('/api/auth/passkey/token', { challengeId, response }));
     },
     async registerPasskey(request = {}) {
-      const creation = await authedPost('/api/auth/passkeys/register/options', {});
+      const creation = await authedJson('/api/auth/passkeys/register/options', { body: {} });
       const response = await createCredential(unwrapOptions(creation) as never, request.signal);
-      return (await authedPost('/api/auth/passkeys/register', {
-        response,
-        ...(request.name ? { name: request.name } : {}),
-      })) as SvcPasskey;
+      return authedJson<SvcPasskey>('/api/auth/passkeys/register', {
+        body: { response, ...(request.name ? { name: request.name } : {}) },
+      });
     },
     async logout() {
       try {
@@ -263,7 +259,7 @@ export function createClient(options: ClientOptions): SvcClient {
         await refresher.signOut('logout');
       }
     },
-    user: () => getJson<SvcUser>('/api/auth/user'),
+    user: () => authedJson<SvcUser>('/api/auth/user'),
     fetch: clientFetch,
     api,
     events(eventOptions) {
@@ -276,9 +272,7 @@ export function createClient(options: ClientOptions): SvcClient {
           socketUrl: (ticket) =>
             `${base.replace(/^http/, 'ws')}/api/core/events/ws?ticket=${encodeURIComponent(ticket)}`,
           async ticket() {
-            const response = await clientFetch('/api/core/events/ticket', { method: 'POST' });
-            if (!response.ok) throw await apiErrorOf(response);
-            return unwrap<{ ticket: string }>(await response.json()).ticket;
+            return (await authedJson<{ ticket: string }>('/api/core/events/ticket', {})).ticket;
           },
         },
         eventOptions,
