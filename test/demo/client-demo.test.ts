@@ -127,6 +127,7 @@ if (missing) {
 
       // The form comes from GET /auth/user/settings/schema: a select of the theme's allowed values.
       const theme = page.locator('select[name="appearance.theme"]');
+      await theme.waitFor(); // the form renders after the user's name shows: count() alone does not wait
       expect(await theme.locator('option').count()).toBe(3);
       await theme.selectOption(JSON.stringify('dark'));
       // Read back with the page's own access token, kept by the page's origin, which is the demo's.
