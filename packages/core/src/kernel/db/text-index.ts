@@ -71,14 +71,14 @@ async function buildNow(
   { concurrently }: TextIndexOptions,
 ): Promise<boolean> {
   const connection = await (db.native as PgClient).reserve();
-  const [{ pid } = { pid: 0 }] = (await connection.unsafe('select pg_backend_pid() as pid')) as {
-    pid: number;
-  }[];
   const pids = running.get(db) ?? new Set<number>();
   running.set(db, pids);
-  pids.add(pid);
+  let pid = 0;
   const how = concurrently ? 'CONCURRENTLY ' : '';
   try {
+    // In the try: a failure here must release the reserved connection too (each retry reserves another).
+    [{ pid } = { pid: 0 }] = (await connection.unsafe('select pg_backend_pid() as pid')) as { pid: number }[];
+    pids.add(pid);
     await connection.unsafe('SET statement_timeout = 0');
     // Other processes on this database (hosts starting together) build one at a time too.
     await connection.unsafe('select pg_advisory_lock($1)', [ADVISORY_KEY]);
