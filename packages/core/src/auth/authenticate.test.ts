@@ -94,6 +94,21 @@ describeEachDatabase('Authentication of protected requests', (database) => {
     expect401(await dave.get('/api/auth/user'), 'user.not_found');
   });
 
+  it('refuses a sid that is not a session id (auth.token_invalid) and one of no session (auth.session_revoked)', async () => {
+    const user = await app.createUser({ username: 'sid' });
+    // SPEC-2 "Sessions": checked before the lookup, so a uuid column never sees the text (500 on PostgreSQL).
+    for (const sid of ['not-a-uuid', 42]) {
+      expect401(
+        await app.as(sign({ sub: user.id, type: 'access', sid })).get('/api/auth/user'),
+        'auth.token_invalid',
+      );
+    }
+    expect401(
+      await app.as(sign({ sub: user.id, type: 'access', sid: randomUUID() })).get('/api/auth/user'),
+      'auth.session_revoked',
+    );
+  });
+
   it('answers 400 user.disabled for an inactive user', async () => {
     const erin = await app.loginAs(await app.createUser({ username: 'erin' }));
     await app.app.runtime.authDb.orm
