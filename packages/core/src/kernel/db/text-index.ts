@@ -31,7 +31,7 @@ const ADVISORY_KEY = 0x73766374;
  * Cancels the builds in progress on `db` (graceful shutdown must not wait minutes for a GIN index of a big
  * table); a cancelled concurrent build leaves an invalid index that the next start drops and builds again.
  */
-export async function cancelTextIndexBuilds(db: Database): Promise<void> {
+async function cancelTextIndexBuilds(db: Database): Promise<void> {
   const pids = [...(running.get(db) ?? [])];
   if (pids.length === 0 || db.dialect !== 'pg') return;
   const client = db.native as { unsafe(query: string, params?: unknown[]): Promise<unknown> };
