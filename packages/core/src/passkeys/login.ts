@@ -54,14 +54,6 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
     ];
   }
 
-  async function userIdOf(username: string): Promise<string | undefined> {
-    for (const key of usernameLookupKeys(username)) {
-      const id = await store.userIdByUsername(key);
-      if (id) return id;
-    }
-    return undefined;
-  }
-
   function requestOptions(allowCredentials?: { id: string; transports: string[] }[]) {
     return generateAuthenticationOptions({
       rpID: rp.id,
@@ -93,7 +85,7 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
       let allow: { id: string; transports: string[] }[] | undefined;
       const name = username?.trim();
       if (name) {
-        userId = (await userIdOf(name)) ?? null;
+        userId = (await store.userIdByUsername(usernameLookupKeys(name))) ?? null;
         // The same queries for an unknown name (the nil UUID has no passkeys): no timing difference to measure.
         const rows = await store.list(userId ?? NIL_UUID);
         allow = rows.length > 0 ? rows.map(descriptorOf) : fakeCredentials(name.toLowerCase());

@@ -106,6 +106,8 @@ describeEachDatabase('Passkey login', (database) => {
         transports: ['hybrid', 'internal'],
       },
     ]);
+    // The name's normal form finds the user too, as at the password login (kernel/identity.ts).
+    expect((await passkeyOptions(app, 'ＢＯＢ')).options.allowCredentials).toEqual(options.allowCredentials);
     expect((await passkeyLogin(app, device, { username: 'bob' })).status).toBe(200);
   });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, lt } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { toAuthUser } from '../kernel/identity.js';
@@ -71,10 +71,21 @@ export function createPasskeyStore(db: Database, tables: PasskeyTables, core: Pi
       return row ? toAuthUser(row) : undefined;
     },
 
-    /** The user of a login name as stored (the username rule's normal form is applied by the caller). */
-    async userIdByUsername(username: string): Promise<string | undefined> {
-      const [row] = await orm.select({ id: u.id }).from(u).where(eq(u.username, username));
-      return row?.id;
+    /**
+     * The user a login name means, in one query whatever the name: the first of `keys` (kernel/identity.ts
+     * `usernameLookupKeys`, in their order) that names a user, as `svc users` and the password login find it.
+     */
+    async userIdByUsername(keys: string[]): Promise<string | undefined> {
+      if (keys.length === 0) return undefined;
+      const rows = await orm
+        .select({ id: u.id, username: u.username })
+        .from(u)
+        .where(inArray(u.username, keys));
+      for (const key of keys) {
+        const row = rows.find((r) => r.username === key);
+        if (row) return row.id;
+      }
+      return undefined;
     },
   };
 }
