@@ -206,3 +206,27 @@ describeEachDatabase('@svc/client on Node', (database) => {
     expect(error?.detail[0]).toMatchObject({ code: 'auth.password_too_short', params: { min_length: 12 } });
   });
 });
+
+it('keeps its refresh token when the server does not rotate (an answer without refresh_token)', async () => {
+  // SPEC "Refresh token and login": with refresh_token_rotation off the refresh answers an access token only.
+  const storage = memoryStorage();
+  await storage.set({ accessToken: 'stale', refreshToken: 'kept' });
+  const fetch = async (input: Request | string | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    if (request.url.endsWith('/api/auth/refresh-token')) {
+      expect(await request.json()).toEqual({ refresh_token: 'kept' });
+      return Response.json({ access_token: 'fresh', token_type: 'bearer' });
+    }
+    if (request.headers.get('authorization') === 'Bearer fresh') return Response.json({ data: {} });
+    const item = {
+      loc: ['header', 'Authorization'],
+      msg: 'expired',
+      type: 'auth',
+      code: 'auth.token_invalid',
+    };
+    return Response.json({ detail: [item] }, { status: 401 });
+  };
+  const client = createClient({ baseUrl: 'http://svc.test', storage, fetch, crossTab: false });
+  expect((await client.fetch('/api/auth/user')).status).toBe(200);
+  expect(await storage.get()).toEqual({ accessToken: 'fresh', refreshToken: 'kept' });
+});

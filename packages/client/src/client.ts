@@ -122,12 +122,11 @@ export function createClient(options: ClientOptions): SvcClient {
     return response.status === 204 ? undefined : unwrap<unknown>(await response.json());
   }
 
-  function pairOf(body: unknown, previous?: TokenPair): TokenPair {
+  function pairOf(body: unknown, spentRefreshToken: string | null = null): TokenPair {
     const tokens = body as { access_token?: unknown; refresh_token?: unknown };
     if (typeof tokens?.access_token !== 'string') throw new SvcApiError(200, []);
     // SPEC "Refresh token and login": without rotation the response has no refresh_token; the old one stays.
-    const refreshToken =
-      typeof tokens.refresh_token === 'string' ? tokens.refresh_token : (previous?.refreshToken ?? null);
+    const refreshToken = typeof tokens.refresh_token === 'string' ? tokens.refresh_token : spentRefreshToken;
     return { accessToken: tokens.access_token, refreshToken };
   }
 
@@ -136,10 +135,7 @@ export function createClient(options: ClientOptions): SvcClient {
     crossTabName: crossTab ? `svc-auth:${base}` : undefined,
     graceMs: options.refreshGraceMs ?? 10_000,
     async requestRefresh(refreshToken) {
-      return pairOf(await post('/api/auth/refresh-token', { refresh_token: refreshToken }), {
-        accessToken: '',
-        refreshToken,
-      });
+      return pairOf(await post('/api/auth/refresh-token', { refresh_token: refreshToken }), refreshToken);
     },
     onSignedOut(reason) {
       for (const listener of listeners) listener(reason);
