@@ -408,8 +408,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
       // SPEC-2 "Sessions": the session it ends refuses its access tokens as well.
       if (check?.ok && check.claims.sub === user.id && typeof check.claims.fam === 'string') {
         const family = check.claims.fam;
-        if (isUuid(family)) await sessions.revoke(user.id, { only: family });
-        await store.deleteFamily(family);
+        const ended = isUuid(family) ? await sessions.revoke(user.id, { only: family }) : [];
+        // An ended session took its refresh records with it; a login from before sessions has none to end.
+        if (ended.length === 0) await store.deleteFamily(family);
       } else {
         // Every refresh record of the user goes with it (session-store.ts `revoke`).
         await sessions.revoke(user.id);
