@@ -300,3 +300,31 @@ describeEachCache('Passkey challenges across hosts', (cache) => {
     expect(statuses).toEqual([200, 401]);
   });
 });
+
+describeEachDatabase('Passkey login with require_verified_email', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      settings: { ...PASSKEY_TEST_SETTINGS, require_verified_email: true },
+    });
+  });
+  afterAll(() => app.close());
+
+  // SPEC-2 "Email verification" as for POST /auth/token: the refusal is told only after the credential verified
+  // (refused assertions stay the uniform 401, tested above).
+  it('answers 403 auth.email_unverified after a valid assertion of an account whose email is not verified', async () => {
+    const t = app.app.runtime.tables.core as unknown as CoreTables;
+    const verify = (id: string, at: Date | null) =>
+      app.app.runtime.authDb.orm.update(t.user).set({ emailVerifiedAt: at }).where(eq(t.user.id, id));
+    const user = await app.createUser({ username: 'carol', email: 'carol@example.com' });
+    await verify(user.id, new Date());
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    expect((await registerPasskey(await app.loginAs(user), device)).status).toBe(201);
+    expect((await passkeyLogin(app, device)).status).toBe(200);
+    await verify(user.id, null);
+    const refused = await passkeyLogin(app, device);
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail[0].code).toBe('auth.email_unverified');
+  });
+});
