@@ -29,7 +29,7 @@ export const ADMIN = { username: 'admin', password: 'cluster-admin-password-1' }
 export const BALANCER_ADDRESS = '127.0.0.1';
 
 /** The nginx block of docs/deployment.md that follows the marker comment, as written there. */
-export function documentedNginxConfig(): string {
+function documentedNginxConfig(): string {
   const page = readFileSync(join(REPO_DIR, 'docs', 'deployment.md'), 'utf8');
   const marker = page.indexOf('<!-- test/cluster/cluster.ts reads the next nginx block');
   if (marker < 0) throw new Error('docs/deployment.md lost the marker of its tested nginx block');
@@ -42,7 +42,7 @@ export function documentedNginxConfig(): string {
  * The documented block with this test's loopback ports in its `server` lines and `listen`, TLS left out, and
  * one test-only header naming the host that answered (`X-Upstream`, nginx's `$upstream_addr`).
  */
-export function testNginxConfig(hostPorts: number[], listenPort: number): string {
+function testNginxConfig(hostPorts: number[], listenPort: number): string {
   let servers = 0;
   const lines = documentedNginxConfig()
     .split('\n')
@@ -75,7 +75,7 @@ export interface Nginx {
 }
 
 /** Starts nginx as a child (no daemon), its prefix, configuration, logs and temp files in a folder of its own. */
-export async function startNginx(hostPorts: number[]): Promise<Nginx> {
+async function startNginx(hostPorts: number[]): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-nginx-'));
   const port = await freePort();
   const conf = [
@@ -308,7 +308,7 @@ export interface ClusterClient extends TestClient {
   close(): void;
 }
 
-export function createClusterClient(baseUrl: string, localAddress: string): ClusterClient {
+function createClusterClient(baseUrl: string, localAddress: string): ClusterClient {
   const agent = new Agent({ keepAlive: true, localAddress });
   function send<T>(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };

@@ -33,7 +33,7 @@ async function once(cluster: Cluster, run: (client: ClusterClient) => Promise<Te
 }
 
 /** `POST /api/auth/token` from a client of its own (so setup logins do not count on a test's client). */
-export function login(cluster: Cluster, user: { username: string; password: string }) {
+function login(cluster: Cluster, user: { username: string; password: string }) {
   return once(cluster, (client) =>
     client.post('/api/auth/token', undefined, { form: { username: user.username, password: user.password } }),
   );

@@ -98,7 +98,7 @@ export function failuresOf(outcomes: Outcome[]): Outcome[] {
 }
 
 /** What the client saw acknowledged: notes created (201) and archived (200). */
-export function acknowledged(outcomes: Outcome[]) {
+function acknowledged(outcomes: Outcome[]) {
   return {
     created: outcomes.filter((o) => o.kind === 'create' && o.status === 201).map((o) => o.noteId!),
     archived: outcomes.filter((o) => o.kind === 'archive' && o.status === 200),
