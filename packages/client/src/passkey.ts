@@ -1,15 +1,10 @@
-import { webAuthn } from './platform.js';
+import { base64urlBinary, webAuthn } from './platform.js';
 
 // WebAuthn speaks ArrayBuffers, the server JSON with base64url (SPEC-2 section 6: "WebAuthn JSON"). Browsers
 // with PublicKeyCredential.parseRequestOptionsFromJSON / toJSON do this themselves; these are the fallback.
 
 function fromBase64url(text: string): ArrayBuffer {
-  const binary = atob(
-    text
-      .replace(/-/g, '+')
-      .replace(/_/g, '/')
-      .padEnd(Math.ceil(text.length / 4) * 4, '='),
-  );
+  const binary = base64urlBinary(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes.buffer;

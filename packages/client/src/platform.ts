@@ -74,3 +74,13 @@ export const globalWebSocket = (): WebSocketConstructor | undefined => global.We
 
 export const webAuthn = (): CredentialsLike | undefined =>
   typeof global.navigator?.credentials?.get === 'function' ? global.navigator.credentials : undefined;
+
+/** The bytes of a base64url text (a JWT part, a WebAuthn field), padded or not, as `atob` gives them. */
+export function base64urlBinary(text: string): string {
+  return atob(
+    text
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(text.length / 4) * 4, '='),
+  );
+}

@@ -1,4 +1,4 @@
-import { browserStorage, type StorageLike } from './platform.js';
+import { base64urlBinary, browserStorage, type StorageLike } from './platform.js';
 
 /** The token pair of a login (SPEC "Tokens (JWT)"). `refreshToken` is null when the server does not rotate. */
 export interface TokenPair {
@@ -62,13 +62,7 @@ export function expiresAt(token: string): number | undefined {
   const part = token.split('.')[1];
   if (!part) return undefined;
   try {
-    const json = atob(
-      part
-        .replace(/-/g, '+')
-        .replace(/_/g, '/')
-        .padEnd(Math.ceil(part.length / 4) * 4, '='),
-    );
-    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    const exp = (JSON.parse(base64urlBinary(part)) as { exp?: unknown }).exp;
     return typeof exp === 'number' ? exp : undefined;
   } catch {
     return undefined;
