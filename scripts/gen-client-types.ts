@@ -60,7 +60,7 @@ async function format(text: string, file: URL): Promise<string> {
 }
 
 /** The two generated files, formatted as the repository's prettier configuration wants them. */
-export async function generateClientTypes(): Promise<Record<'schema.ts' | 'codes.ts', string>> {
+async function generateClientTypes(): Promise<Record<'schema.ts' | 'codes.ts', string>> {
   const document = await serverDocument();
   const schema =
     HEADER('the OpenAPI document of the core routes (GET /openapi-core.json)') +
