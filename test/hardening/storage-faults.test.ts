@@ -186,7 +186,9 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
         });
         expect(await call('GET', '/api/health/live')).toEqual({ status: 200, body: { status: 'ok' } });
         expect(exit).toBe('');
-        // The operator learns why from the log, with the file named.
+        // The operator learns why from the log, with the file named. The child's log is written through a
+        // buffer (docs/performance.md), so the line may reach the pipe after the 503s above.
+        await eventually(async () => (/ERROR.*auth\.db-shm/.test(stderr) ? true : undefined), 10_000);
         expect(stderr).toMatch(/ERROR.*auth\.db-shm/);
         const line = stderr.split('\n').find((l) => l.includes('auth.db-shm'));
         process.stderr.write(
