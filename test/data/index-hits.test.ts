@@ -138,6 +138,7 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
       {
         ...PASSKEY_TEST_SETTINGS,
         personal_tokens_enabled: true,
+        activity_log_enabled: true,
         public_url: 'https://app.example.com',
         account_mail_cooldown_seconds: 0,
         log_format: 'json',
@@ -401,6 +402,30 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     const statements = await statementsOf('ih-export');
     expect(statements.some((s) => /activity_log/.test(s.sql) && /limit/i.test(s.sql))).toBe(true);
     expect(await scansOf('ih-export')).toEqual([]);
+  });
+
+  // docs/activity-log.md "Large logs": a deep `page` walks its OFFSET in the (timestamp, id) order of an index
+  // and, on PostgreSQL, in index entries only (a deferred join reads the page's rows by primary key).
+  it('walks a deep page of the activity log in its index, on PostgreSQL without reading the table', async () => {
+    const activity = getTableName(tableOf(app, 'audit', 'activityLog'));
+    // The visibility map autovacuum keeps in production, so that the planner may read from the index alone.
+    if (database.dialect === 'pg') await app.app.runtime.authDb.exec(`VACUUM ANALYZE ${activity}`);
+    const auditor = await app.loginAs(await app.createUser({ username: 'auditor', isSuperuser: true }));
+    const res = await withId(auditor, 'ih-audit-deep').get('/api/admin/audit/logs?page=20&pageSize=50');
+    expect(res.status).toBe(200);
+    expect(res.body.data.items).toHaveLength(50);
+    const [page] = (await statementsOf('ih-audit-deep')).filter(
+      (s) => s.sql.includes(activity) && /offset/i.test(s.sql),
+    );
+    const plan = (await planOf(app, page!)).lines.join('\n');
+    if (database.dialect === 'pg') {
+      expect(plan).toMatch(`Index Only Scan on ${activity} using ${activity}_timestamp_id_path_idx`);
+      expect(plan).toMatch(`Index Scan on ${activity} using ${activity}_pkey`);
+      expect(plan).not.toMatch(`Seq Scan on ${activity}`);
+    } else {
+      expect(plan).toMatch(`SCAN ${activity} USING INDEX ${activity}_timestamp_idx`);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
   });
 
   // Last: it drops an index. Without it the same captured statement scans, so the checks above can fail.

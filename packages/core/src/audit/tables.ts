@@ -8,10 +8,11 @@ import { DESCRIPTION_MAX_LENGTH, PATH_MAX_LENGTH } from './constants.js';
 /**
  * The activity log table (SPEC "Activity log entry"): `activity_log_table`, else table_prefix + `activity_log`.
  * `user_id` has no foreign key (entries outlive their users); indexes on (user_id, timestamp) (SPEC
- * "Versioning" 0.14 to 0.15) and on timestamp (newest-first lists, snapshot, purge), and one on (column,
- * timestamp) for every other column the audit routes filter on or sort by (docs/activity-log.md "Large logs"):
- * the routes sort by the column, then timestamp, then id, so the same index serves "filter on the column,
- * newest first" and "sort by the column" without sorting a million rows. The text index of `search` is not
+ * "Versioning" 0.14 to 0.15) and on timestamp (newest-first lists, snapshot, purge; on PostgreSQL (timestamp,
+ * id, path), see `pgActivityLogTable`), and one on (column, timestamp) for every other column the audit routes
+ * filter on or sort by (docs/activity-log.md "Large logs"): the routes sort by the column, then timestamp, then
+ * id, so the same index serves "filter on the column, newest first" and "sort by the column" without sorting a
+ * million rows. The text index of `search` is not
  * here (store.ts `ensureTextIndex`).
  */
 export function sqliteActivityLogTable(settings: Settings) {
@@ -63,7 +64,10 @@ export function pgActivityLogTable(settings: Settings): ActivityLogTable {
     },
     (t) => [
       pg.index(`${name}_user_timestamp_idx`).on(t.userId, t.timestamp),
-      pg.index(`${name}_timestamp_idx`).on(t.timestamp),
+      // (timestamp, id, path), not (timestamp) as on SQLite, where every index ends with the rowid: the
+      // default list's order and its `excludePaths` filter read from the index alone, so a deep `page` walks
+      // index entries, not a million rows of the table (store.ts `list`).
+      pg.index(`${name}_timestamp_id_path_idx`).on(t.timestamp, t.id, t.path),
       pg.index(`${name}_username_timestamp_idx`).on(t.username, t.timestamp),
       pg.index(`${name}_method_timestamp_idx`).on(t.method, t.timestamp),
       pg.index(`${name}_path_timestamp_idx`).on(t.path, t.timestamp),
