@@ -41,6 +41,13 @@ const quick = process.argv.includes('--quick');
 const data = process.argv.includes('--data');
 /** `--peer`: Better Auth beside svc in the file database's run (docs/performance.md "Beside Better Auth"). */
 const peer = process.argv.includes('--peer');
+/** `--only sqlite|pg`: one database's run (PostgreSQL still needs SVC_TEST_POSTGRES_URL). */
+const onlyIndex = process.argv.indexOf('--only');
+const only = onlyIndex > 0 ? process.argv[onlyIndex + 1] : undefined;
+if (only !== undefined && only !== 'sqlite' && only !== 'pg') {
+  console.error('--only takes sqlite or pg');
+  process.exit(2);
+}
 const outIndex = process.argv.indexOf('--out');
 const outFile = outIndex > 0 ? process.argv[outIndex + 1] : undefined;
 const DATA_PLAN = quick
@@ -613,8 +620,12 @@ const report = {
   loadAverageBefore: loadavg()[0],
   databases: {},
 };
-const databases = [['file database (SQLite)', undefined]];
-if (process.env.SVC_TEST_POSTGRES_URL) {
+const databases = only === 'pg' ? [] : [['file database (SQLite)', undefined]];
+if (only === 'pg' && !process.env.SVC_TEST_POSTGRES_URL) {
+  console.error('--only pg needs SVC_TEST_POSTGRES_URL');
+  process.exit(2);
+}
+if (process.env.SVC_TEST_POSTGRES_URL && only !== 'sqlite') {
   // A fresh database for the run, dropped at the end.
   const postgres = (await import('./lib/pg.mjs')).default;
   databases.push(['PostgreSQL', await postgres.create(process.env.SVC_TEST_POSTGRES_URL)]);
