@@ -92,6 +92,43 @@ describeEachDatabase('Refresh token rotation', (database) => {
     expectRefresh401(await refresh(app, erin.refreshToken), 'auth.refresh_user_invalid');
   });
 
+  it('spends nothing for a refused user: an inactive user is refused, the same token works once reactivated; an unknown one too', async () => {
+    const ivan = await app.loginAs(await app.createUser({ username: 'ivan' }));
+    const setActive = (isActive: boolean) =>
+      app.app.runtime.authDb.orm
+        .update(t.user)
+        .set({ isActive })
+        .where(eq(t.user.id, ivan.user.id))
+        .returning();
+    await setActive(false);
+    expectRefresh401(await refresh(app, ivan.refreshToken), 'auth.refresh_user_invalid');
+    expect((await records(ivan.user.id)).every((r) => r.spentAt === null)).toBe(true);
+    await setActive(true);
+    expect((await refresh(app, ivan.refreshToken)).status).toBe(200);
+    const claims = jwt.decode(ivan.refreshToken) as Record<string, unknown>;
+    const nobody = jwt.sign({ ...claims, sub: '00000000-0000-4000-8000-000000000000' }, TEST_SECRET_KEY);
+    expectRefresh401(await refresh(app, nobody), 'auth.refresh_user_invalid');
+  });
+
+  it('compares the token with password_changed_at to the second, even for a record that escaped the deletion', async () => {
+    // SPEC "Refresh token and login": a change in the token's own second leaves it valid, one in a later
+    // second revokes it; the record is left in place here, so only the comparison refuses it.
+    const jane = await app.loginAs(await app.createUser({ username: 'jane' }));
+    const { iat } = jwt.decode(jane.refreshToken) as { iat: number };
+    const changedAt = (ms: number) =>
+      app.app.runtime.authDb.orm
+        .update(t.user)
+        .set({ passwordChangedAt: new Date(ms) })
+        .where(eq(t.user.id, jane.user.id))
+        .returning();
+    await changedAt((iat + 1) * 1000);
+    expectRefresh401(await refresh(app, jane.refreshToken), 'auth.refresh_token_revoked');
+    // Refused before the spend: not a reuse, the record is still unspent and the login intact.
+    expect(await records(jane.user.id)).toEqual([expect.objectContaining({ spentAt: null })]);
+    await changedAt(iat * 1000 + 999);
+    expect((await refresh(app, jane.refreshToken)).status).toBe(200);
+  });
+
   it('logout with the own token revokes that login only; without body revokes all; 204', async () => {
     const frank = await app.createUser({ username: 'frank' });
     const a = await app.loginAs(frank);

@@ -349,33 +349,38 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw new SvcError('auth.refresh_token_invalid');
       }
       const { sub, jti } = check.claims;
-      const row = isUuid(sub) ? await store.userById(sub) : undefined;
-      if (!row || !row.isActive) throw new SvcError('auth.refresh_user_invalid');
+      const userInvalid = () => new SvcError('auth.refresh_user_invalid');
+      if (!isUuid(sub)) throw userInvalid();
       const revoked = () => new SvcError('auth.refresh_token_revoked');
 
       // SPEC-2 "Sessions": the refresh family is the session; its access tokens name it.
       const sid = check.claims.fam;
       if (!settings.refresh_token_rotation) {
+        const row = await store.userById(sub);
+        if (!row || !row.isActive) throw userInvalid();
         const record = await store.refreshByJti(jti);
         if (!record || record.userId !== sub || record.spentAt) throw revoked();
         if (!(await sessions.touch(sid, sub, now()))) throw revoked();
         return { access_token: signer.signAccess(sub, sid), token_type: 'bearer' };
       }
-      // SPEC "Refresh token and login": a password change revokes the logins before it. Its deletion of the
-      // records is the rule; this compares the token with the change as well (one-second resolution, as for
-      // access tokens), so a record that escaped the deletion is refused all the same.
-      if (row.passwordChangedAt && check.claims.iat < Math.floor(row.passwordChangedAt.getTime() / 1000)) {
-        throw revoked();
-      }
       const at = now();
-      // The successor is signed first and stored in the same atomic step as the spend (store.rotateRefresh).
-      const next = signer.signRefresh(sub, check.claims.fam);
-      const { rotated, touched } = await store.rotateRefresh(jti, sub, at, {
-        jti: next.jti,
-        family: next.family,
-        userId: sub,
-        expiresAt: next.expiresAt,
-      });
+      // The successor is signed first and stored in the same atomic step as the spend (store.rotateRefresh),
+      // which reads the user too: a refresh that succeeds is one statement on PostgreSQL.
+      const next = signer.signRefresh(sub, sid);
+      // SPEC "Refresh token and login": a password change revokes the logins before it. Its deletion of the
+      // records is the rule; the swap compares the token with the change as well (one-second resolution, as
+      // for access tokens: a change in the token's own second leaves it valid), so a record that escaped the
+      // deletion is refused all the same.
+      const revokedFrom = new Date((check.claims.iat + 1) * 1000);
+      const { user, rotated, touched } = await store.rotateRefresh(
+        jti,
+        sub,
+        at,
+        { jti: next.jti, family: next.family, userId: sub, expiresAt: next.expiresAt },
+        revokedFrom,
+      );
+      if (user === 'invalid') throw userInvalid();
+      if (user === 'revoked') throw revoked();
       if (!rotated) {
         const record = await store.refreshByJti(jti);
         if (record?.spentAt && record.userId === sub) {

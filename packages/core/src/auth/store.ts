@@ -316,24 +316,40 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
      * The rotation swap (SPEC "Refresh token and login"): spends `jti` of `family` and stores its successor
      * `next`, atomically, so of two concurrent refreshes with the same token exactly one wins, and a
      * revocation (logout, password change, reuse) never lands between spend and successor: on PostgreSQL one
-     * statement, on SQLite one transaction run without yielding. `rotated` false: nothing was spent. The same
-     * step sets the session's `last_used_at` (SPEC-2 "Sessions"), after the spend and only while the session
-     * is the user's and not revoked: `touched` false with `rotated` true means a revocation marked the session
-     * before this refresh reached it (or the family predates sessions); the caller decides (service.ts).
+     * statement, on SQLite one transaction run without yielding. The same step reads the user first and
+     * spends nothing unless they exist, are active and changed their password before `revokedFrom` (the
+     * token's `iat` second ends there; SPEC "Refresh token and login": a password change revokes the logins
+     * before it): `user` says which of these refused it. `rotated` false: nothing was spent. The step also sets the
+     * session's `last_used_at` (SPEC-2 "Sessions"), after the spend and only while the session is the user's
+     * and not revoked: `touched` false with `rotated` true means a revocation marked the session before this
+     * refresh reached it (or the family predates sessions); the caller decides (service.ts).
      */
     async rotateRefresh(
       jti: string,
       userId: string,
       now: Date,
       next: NewRefresh,
-    ): Promise<{ rotated: boolean; touched: boolean }> {
+      revokedFrom: Date,
+    ): Promise<{ user: 'ok' | 'invalid' | 'revoked'; rotated: boolean; touched: boolean }> {
       if (db.dialect === 'pg') {
-        // The session UPDATE re-reads a row a concurrent revocation changed (READ COMMITTED), so a session
-        // marked revoked while this statement ran is not touched. The family is a uuid (service.ts checks it).
-        const rows = await db.all<{ rotated: number; touched: number }>(sql`WITH spent AS (
+        // One round trip and one commit for the user's check and the swap (docs/performance.md "PostgreSQL
+        // round trips"). The session UPDATE re-reads a row a concurrent revocation changed (READ COMMITTED),
+        // so a session marked revoked while this statement ran is not touched. The family is a uuid
+        // (service.ts checks it). `password_changed_at` is compared in microseconds against a whole second,
+        // the same outcome as the second-resolution comparison of access tokens (service.ts).
+        const rows = await db.all<{
+          active: boolean | null;
+          changed: boolean | null;
+          rotated: number;
+          touched: number;
+        }>(sql`WITH account AS (
+            SELECT ${col(user.isActive)}, ${col(user.passwordChangedAt)} FROM ${user} WHERE ${user.id} = ${userId}
+          ), spent AS (
             UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
             WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
               AND ${refreshToken.userId} = ${userId} AND ${refreshToken.family} = ${next.family}
+              AND EXISTS (SELECT 1 FROM account WHERE ${col(user.isActive)}
+                AND (${col(user.passwordChangedAt)} IS NULL OR ${col(user.passwordChangedAt)} < ${pgTime(revokedFrom)}))
             RETURNING ${refreshToken.jti}
           ), successor AS (
             INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
@@ -346,18 +362,26 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
               AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
             RETURNING ${col(session.id)}
           )
-          SELECT (SELECT count(*) FROM successor)::int AS rotated, (SELECT count(*) FROM touched)::int AS touched`);
+          SELECT (SELECT ${col(user.isActive)} FROM account) AS active,
+            (SELECT ${col(user.passwordChangedAt)} >= ${pgTime(revokedFrom)} FROM account) AS changed,
+            (SELECT count(*) FROM successor)::int AS rotated, (SELECT count(*) FROM touched)::int AS touched`);
         const row = rows[0];
-        return { rotated: Number(row?.rotated ?? 0) > 0, touched: Number(row?.touched ?? 0) > 0 };
+        if (row?.active !== true) return { user: 'invalid', rotated: false, touched: false };
+        if (row.changed === true) return { user: 'revoked', rotated: false, touched: false };
+        return { user: 'ok', rotated: Number(row.rotated) > 0, touched: Number(row.touched) > 0 };
       }
       return db.transaction(async () => {
+        const account = runSync<UserRow[]>(byId, { id: userId })[0];
+        if (!account?.isActive) return { user: 'invalid', rotated: false, touched: false } as const;
+        if (account.passwordChangedAt && account.passwordChangedAt.getTime() >= revokedFrom.getTime())
+          return { user: 'revoked', rotated: false, touched: false } as const;
         const spent = runSync<RefreshRow[]>(spendStatement, { jti, now });
         const row = spent[0];
         if (!row || row.userId !== userId || row.family !== next.family)
-          return { rotated: false, touched: false };
+          return { user: 'ok', rotated: false, touched: false } as const;
         runSync(insertRefreshStatement, refreshValues(next, now));
         const touched = runSync<unknown[]>(sessionStatements.touch, { id: next.family, userId, at: now });
-        return { rotated: true, touched: touched.length > 0 };
+        return { user: 'ok', rotated: true, touched: touched.length > 0 } as const;
       });
     },
     async refreshByJti(jti: string): Promise<RefreshRow | undefined> {
