@@ -20,6 +20,8 @@ if (process.argv[2] === '--clients') {
   process.on('message', async (m) => {
     if (m.op === 'open') {
       let opened = 0;
+      let ready = 0;
+      const snapshots = [];
       await Promise.all(
         m.urls.map(
           (url) =>
@@ -27,9 +29,15 @@ if (process.argv[2] === '--clients') {
               const ws = new WebSocket(url);
               ws.once('open', () => (opened++, resolve()));
               ws.once('error', reject);
+              // The handshake's `open` comes before the server has authenticated the socket; it sends the
+              // `snapshot` frame once it has (SPEC "Frame format"). A socket closed first is not waited for.
+              let snapshot;
+              snapshots.push(new Promise((r) => (snapshot = r)));
+              ws.once('close', snapshot);
               ws.on('message', (data) => {
                 const at = Date.now();
                 const frame = JSON.parse(data.toString());
+                if (frame.type === 'snapshot') return (ready++, snapshot());
                 if (frame.type !== m.type) return;
                 const list = received.get(frame.timestamp) ?? [];
                 list.push(at);
@@ -39,7 +47,8 @@ if (process.argv[2] === '--clients') {
             }),
         ),
       );
-      process.send({ opened });
+      await Promise.all(snapshots);
+      process.send({ opened, ready });
     } else if (m.op === 'collect') {
       const out = [...received.entries()].map(([timestamp, times]) => ({
         timestamp,
@@ -126,6 +135,12 @@ export async function measureSockets({ server, inspectorUrl, adminToken, trigger
     // connections opened for the tickets, caches): measured here, 200 sockets opened and closed left 1.4 MB
     // (SQLite) to 1.9 MB (PostgreSQL) behind, while the next 200 cost 5 to 7 KiB each. Opened and closed
     // first, they keep that one-time cost out of the per-socket figure.
+    // `open` answers once every socket has its snapshot frame, i.e. the server has finished opening it: a
+    // socket's handshake completes before the server redeems its ticket and reads the user, session,
+    // permissions and snapshot. On PostgreSQL the 1,000 opens queue for the pool's connections and took 8 to
+    // 9 s here; read 500 ms after the handshakes, the heap held ~985 ticket redemptions still waiting for a
+    // connection (postgres-js Query objects, their promises, drizzle's statements, the suspended opens) and
+    // gave 12.5 to 16.7 KiB per socket for what is 4 to 5 KiB once the sockets are open, as on SQLite.
     await ask(clients, {
       op: 'open',
       urls: await ticketUrls(server.base, adminToken, WARMUP_SOCKETS),
@@ -135,7 +150,7 @@ export async function measureSockets({ server, inspectorUrl, adminToken, trigger
     await sleep(500);
     const heapBefore = await heapUsed(inspectorUrl);
     const urls = await ticketUrls(server.base, adminToken, sockets);
-    const { opened } = await ask(clients, { op: 'open', urls, type: 'login' });
+    const { opened, ready } = await ask(clients, { op: 'open', urls, type: 'login' });
     await sleep(500);
     await ask(clients, { op: 'collect' }); // drop anything before the measurement
     const heapAfter = await heapUsed(inspectorUrl);
@@ -154,6 +169,7 @@ export async function measureSockets({ server, inspectorUrl, adminToken, trigger
     const last = frames.map((f) => f.lastMs);
     return {
       sockets: opened,
+      ready,
       heapBefore,
       heapAfter,
       perSocketBytes,
