@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SQL } from 'drizzle-orm';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { AttemptAdmission } from '../kernel/ports.js';
@@ -86,12 +87,14 @@ export function createLoginAttempts(deps: {
      * A password login's first step: the active account named `username` looked up and a slot taken on its
      * counter in one statement. Undefined when there is no such active account or no slot is free right now:
      * the caller then looks the user up and takes {@link admit}, which waits for slots in flight or refuses.
+     * `state`: an SQL expression over the user's row read with it (`row.state`; auth/store.ts).
      */
     async admitByUsername(
       username: string,
-    ): Promise<{ row: UserRow; admission: AttemptAdmission } | undefined> {
+      state?: SQL,
+    ): Promise<{ row: UserRow & { state?: unknown }; admission: AttemptAdmission } | undefined> {
       const at = now();
-      const row = await store.reserveAttemptByUsername(username, settings.login_max_attempts, at);
+      const row = await store.reserveAttemptByUsername(username, settings.login_max_attempts, at, state);
       return row ? { row, admission: admitted(row.id, at, 0) } : undefined;
     },
 

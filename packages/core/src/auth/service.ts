@@ -285,10 +285,13 @@ export async function createAuthService(deps: AuthServiceDeps) {
       // SPEC "User": the name as written (names stored before the username rule), then its normal form
       // (docs/users-and-tokens.md "Usernames").
       const keys = usernameLookupKeys(input.username);
+      const secondFactor = settings.mfa_enabled ? ports.find('secondFactor') : undefined;
       // The usual case in one statement: the active user by the name as written, a slot on their counter
-      // taken with it (SPEC "Account login lock": counted before the check). Otherwise the lookup, and the
-      // slot taken or waited for by id as for every other credential check.
-      const reserved = keys[0] === undefined ? undefined : await attempts.admitByUsername(keys[0]);
+      // taken with it (SPEC "Account login lock": counted before the check), and the second factor's state
+      // of the user (kernel/ports.ts `loginState`). Otherwise the lookup, and the slot taken or waited for by
+      // id as for every other credential check.
+      const reserved =
+        keys[0] === undefined ? undefined : await attempts.admitByUsername(keys[0], secondFactor?.loginState);
       let row: UserRow | undefined = reserved?.row;
       for (const key of reserved ? [] : keys) {
         row = await store.userByUsername(key);
@@ -320,8 +323,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
             passwordHash = row.passwordHash;
         }
         const user = toAuthUser(row);
-        if (settings.mfa_enabled) {
-          const mfaToken = await ports.find('secondFactor')?.startChallenge(user);
+        if (secondFactor) {
+          // The state read before the password check: MFA turned on while it ran is the same race as MFA
+          // turned on just after the login (a login that began before it completes without it).
+          const known = reserved && secondFactor.loginState ? { state: reserved.row.state } : undefined;
+          const mfaToken = await secondFactor.startChallenge(user, known);
           if (mfaToken) {
             // The password alone is not a login: its slot is given back, but the counter is not reset, so
             // wrong second-factor codes add up across challenges until one succeeds (SPEC "Account login

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
 import type { CoreTables } from '../kernel/db/tables.js';
@@ -150,7 +150,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   );
   // The same slot taken by username at the start of a password login, the active user's row returned with it
   // (docs/performance.md "PostgreSQL round trips": the lookup and the reservation in one statement).
-  const reserveByUsernameStatement = prepare<UserRow[]>(
+  const reserveByUsernameQuery = () =>
     orm
       .update(user)
       .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
@@ -161,10 +161,28 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
           sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
           unlockedAt,
         ),
-      )
-      .returning(),
+      );
+  const reserveByUsernameStatement = prepare<UserRow[]>(
+    reserveByUsernameQuery().returning(),
     'svc_auth_reserve_by_username',
   );
+  // The same statement returning one more value of the user's row: the second factor's state (the
+  // `secondFactor` port's `loginState`, a subquery of another feature's table), so that a login reads it in
+  // its first statement instead of a lookup of its own. Prepared on its first use: the port is provided
+  // after this store is made.
+  let reserveWithState: { state: SQL; statement: Prepared<(UserRow & { state: unknown })[]> } | undefined;
+  const reserveWithStateStatement = (state: SQL) => {
+    if (reserveWithState?.state !== state) {
+      reserveWithState = {
+        state,
+        statement: prepare<(UserRow & { state: unknown })[]>(
+          reserveByUsernameQuery().returning({ ...getTableColumns(user), state }),
+          'svc_auth_reserve_by_username_state',
+        ),
+      };
+    }
+    return reserveWithState.statement;
+  };
   const lockIfFullStatement = prepare<{ id: string }[]>(
     orm
       .update(user)
@@ -298,10 +316,17 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     },
     /**
      * {@link reserveAttempt} for the active user named `username`, returning their row (counter included);
-     * undefined when there is no such active user or no free slot now.
+     * undefined when there is no such active user or no free slot now. With `state` (an SQL expression over
+     * the user's row), its value comes with the row as `state`.
      */
-    async reserveAttemptByUsername(username: string, max: number, now: Date): Promise<UserRow | undefined> {
-      return (await reserveByUsernameStatement.execute({ username, max, now }))[0];
+    async reserveAttemptByUsername(
+      username: string,
+      max: number,
+      now: Date,
+      state?: SQL,
+    ): Promise<(UserRow & { state?: unknown }) | undefined> {
+      const statement = state ? reserveWithStateStatement(state) : reserveByUsernameStatement;
+      return (await statement.execute({ username, max, now }))[0];
     },
     /** Locks until `lockUntil` (counter reset) when the counter has reached `max`; true when it did. */
     async lockIfFull(id: string, max: number, now: Date, lockUntil: Date): Promise<boolean> {

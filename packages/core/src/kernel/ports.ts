@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Orm } from './db/database.js';
 import type { AuthUser, TokenPair } from './identity.js';
 import type { CompiledRoute } from './routes.js';
@@ -115,8 +116,18 @@ export interface ActivityReader {
 
 /** The second factor during login (implemented by `mfa`). */
 export interface SecondFactor {
-  /** When the user must pass a second step, starts the challenge and returns the `mfa_token`. */
-  startChallenge(user: AuthUser): Promise<string | null>;
+  /**
+   * When the user must pass a second step, starts the challenge and returns the `mfa_token`. `known`: the
+   * value of {@link loginState} read with the user's row by the login's own statement; without it the
+   * second factor looks the user's state up itself.
+   */
+  startChallenge(user: AuthUser, known?: { state: unknown }): Promise<string | null>;
+  /**
+   * The user's second-factor state as an SQL expression over a row of the user table, which a password login
+   * reads in the statement that finds the user (docs/performance.md "PostgreSQL round trips": one statement
+   * less per login) and hands to {@link startChallenge}. Optional.
+   */
+  loginState?: SQL;
   /**
    * The second factor of an own-account operation (SPEC-2 "Administration and self-service": `DELETE
    * /auth/user`): nothing to check while the user has no active MFA; else `code` (a TOTP or backup code) is

@@ -111,6 +111,35 @@ describeEachDatabase('MFA login challenge', (database) => {
     expect(await challengeRows(app, user.id)).toHaveLength(0);
   });
 
+  // The login reads the MFA state with the user's row (kernel/ports.ts `loginState`), or, when the name is
+  // found only in its normal form, looks it up itself (auth/service.ts): both ask for the step exactly while
+  // a configuration is active.
+  it('asks for the second step only while MFA is active, whichever way the login found the user', async () => {
+    const user = await newUser();
+    const client = await app.loginAs(user);
+    // The name in full-width letters: not stored as written, found by its normal form.
+    const fullWidth = {
+      username: [...user.username].map((ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0)).join(''),
+      password: user.password,
+    };
+    expect((await client.post('/api/mfa/totp/setup')).status).toBe(200);
+    for (const as of [user, fullWidth]) {
+      const pending = await passwordLogin(app, as);
+      expect(pending.status).toBe(200);
+      expect(pending.body.access_token).toEqual(expect.any(String));
+    }
+    expect(await challengeRows(app, user.id)).toHaveLength(0);
+
+    await client.post('/api/mfa/disable', { password: user.password });
+    await enrolTotp(app, user);
+    for (const as of [user, fullWidth]) {
+      const login = await passwordLogin(app, as);
+      expect(login.status).toBe(200);
+      expect(login.body).toEqual({ mfa_required: true, mfa_token: expect.any(String) });
+    }
+    expect(await challengeRows(app, user.id)).toHaveLength(2);
+  });
+
   it('regenerated backup codes replace the old set', async () => {
     const user = await newUser();
     const client = await app.loginAs(user);

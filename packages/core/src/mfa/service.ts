@@ -399,14 +399,26 @@ export function createMfaService(deps: MfaServiceDeps) {
       return { backup_codes: codes };
     },
 
+    /** Read by auth's login with the user's row (kernel/ports.ts `SecondFactor`). */
+    loginState: store.activeMethod,
+
     /**
      * SPEC "MFA login challenge": none → pending. Creates the challenge and returns its `mfa_token`; for
      * email/SMS a six-digit code is stored (hashed) and handed to the sender. Null when no MFA is active.
      */
-    async startChallenge(user: AuthUser): Promise<string | null> {
+    async startChallenge(user: AuthUser, known?: { state: unknown }): Promise<string | null> {
       if (!settings.mfa_enabled) return null;
-      const config = await store.config(user.id);
-      if (!config?.isActive) return null;
+      // `known.state`: the active method read with the user's row by the login (`loginState` above); an SMS
+      // code needs the configuration's phone number, read here as without it.
+      let config: Pick<MfaConfigRow, 'method' | 'phoneNumber'>;
+      if (known?.state === null) return null;
+      if (known?.state === 'totp' || known?.state === 'email') {
+        config = { method: known.state, phoneNumber: null };
+      } else {
+        const row = await store.config(user.id);
+        if (!row?.isActive) return null;
+        config = row;
+      }
       const at = now();
       const id = randomUUID();
       const code = config.method === 'totp' ? null : generateOtpCode();

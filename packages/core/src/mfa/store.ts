@@ -39,7 +39,16 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
     }
   ).prepare('svc_mfa_config_by_user');
 
+  /**
+   * The method of the user's active MFA configuration, or null: a scalar subquery over the core user table's
+   * row, which a password login reads in the statement that finds the user (the `secondFactor` port's
+   * `loginState`; docs/performance.md "PostgreSQL round trips"). The primary key lookup of `configStatement`.
+   */
+  const activeMethod = sql<MfaMethod | null>`(SELECT ${c.method} FROM ${c} WHERE ${and(eq(c.userId, u.id), eq(c.isActive, true))})`;
+
   return {
+    activeMethod,
+
     async config(userId: string): Promise<MfaConfigRow | undefined> {
       const [row] = await configStatement.execute({ userId });
       return row;
