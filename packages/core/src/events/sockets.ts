@@ -61,6 +61,15 @@ interface Connection {
   closed: boolean;
 }
 
+/** What the handshake's query string may carry (SPEC "Authentication" 9); empty values count as absent. */
+interface Credentials {
+  ticket: string | null;
+  token: string | null;
+}
+
+/** A reset during the handshake must not crash the process; one listener for every socket. */
+function ignoreError(): void {}
+
 /** The frame sent at every check (SPEC "Frame format": no timestamp). */
 const PING_FRAME = JSON.stringify({ type: 'ping' });
 /** `ws.send` options: a Buffer goes out as a TEXT frame (SPEC "Frame format": JSON text frames). */
@@ -116,19 +125,32 @@ export function createEventSockets(deps: EventSocketsDeps) {
     }
     if (!deps.enabled) return refuseHandshake(socket, 403); // SPEC "Event routes"
     if (shuttingDown) return refuseHandshake(socket, 503);
-    socket.on('error', () => undefined); // a reset during the handshake must not crash the process
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('error', (error) => log.debug('event socket error', { error: String(error) }));
-      open(ws, url.searchParams).catch((error: unknown) => {
-        log.error('event socket failed to open', { exc: error });
-        closeSocket(ws, CLOSE_CODES.serverError);
-      });
+    socket.on('error', ignoreError); // a reset during the handshake must not crash the process
+    const credentials: Credentials = {
+      ticket: url.searchParams.get('ticket'),
+      token: url.searchParams.get('token'),
+    };
+    wss.handleUpgrade(req, socket, head, (ws) => accept(ws, credentials));
+  }
+
+  /**
+   * The socket's listeners are created here, not in `onUpgrade`: a closure there would share its scope and
+   * hold the parsed handshake URL for the socket's whole life (docs/performance.md, the idle socket's heap).
+   */
+  function accept(ws: WebSocket, credentials: Credentials): void {
+    ws.on('error', onSocketError);
+    open(ws, credentials).catch((error: unknown) => {
+      log.error('event socket failed to open', { exc: error });
+      closeSocket(ws, CLOSE_CODES.serverError);
     });
   }
 
+  function onSocketError(error: Error): void {
+    log.debug('event socket error', { error: String(error) });
+  }
+
   /** SPEC "Authentication" 9: the ticket wins over `token`; `?token=` only with `events_allow_query_token`. */
-  async function authenticate(params: URLSearchParams): Promise<SocketUser | null> {
-    const ticket = params.get('ticket');
+  async function authenticate({ ticket, token }: Credentials): Promise<SocketUser | null> {
     if (ticket) {
       const redeemed = await deps.tickets.redeem(ticket); // a cache outage throws: 1011
       if (!redeemed) return null;
@@ -141,7 +163,6 @@ export function createEventSockets(deps: EventSocketsDeps) {
       if (redeemed.sessionId && !(await sessionActive(user.id, redeemed.sessionId))) return null;
       return { ...user, sessionId: redeemed.sessionId };
     }
-    const token = params.get('token');
     if (!token || !deps.settings.events_allow_query_token) return null;
     const authenticator = deps.authenticator();
     if (!authenticator) return null;
@@ -161,8 +182,8 @@ export function createEventSockets(deps: EventSocketsDeps) {
     }
   }
 
-  async function open(ws: WebSocket, params: URLSearchParams): Promise<void> {
-    const user = await authenticate(params);
+  async function open(ws: WebSocket, credentials: Credentials): Promise<void> {
+    const user = await authenticate(credentials);
     if (!user) return closeSocket(ws, CLOSE_CODES.unauthorized);
     if (ws.readyState !== WebSocket.OPEN) return;
     if (shuttingDown) return closeSocket(ws, CLOSE_CODES.goingAway);
