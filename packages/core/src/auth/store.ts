@@ -360,8 +360,13 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         // One round trip and one commit for the user's check and the swap (docs/performance.md "PostgreSQL
         // round trips"). The session UPDATE re-reads a row a concurrent revocation changed (READ COMMITTED),
         // so a session marked revoked while this statement ran is not touched. The family is a uuid
-        // (service.ts checks it). `password_changed_at` is compared in microseconds against a whole second,
-        // the same outcome as the second-resolution comparison of access tokens (service.ts).
+        // (service.ts checks it). The refresh record and the session are found by their primary keys only:
+        // their user and family are compared as text, which no index serves. Otherwise PostgreSQL may take the
+        // user's or the family's index (it did on tables without statistics, and for a custom plan after
+        // ANALYZE) and filter every record of it: a session leaves one record per rotation, so each refresh
+        // cost more than the one before. The ids compared are the canonical lowercase ones this service signs.
+        // `password_changed_at` is compared in microseconds against a whole second, the same outcome as the
+        // second-resolution comparison of access tokens (service.ts).
         const rows = await db.all<{
           active: boolean | null;
           changed: boolean | null;
@@ -372,7 +377,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
           ), spent AS (
             UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
             WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
-              AND ${refreshToken.userId} = ${userId} AND ${refreshToken.family} = ${next.family}
+              AND ${refreshToken.userId}::text = ${userId} AND ${refreshToken.family} || '' = ${next.family}
               AND EXISTS (SELECT 1 FROM account WHERE ${col(user.isActive)}
                 AND (${col(user.passwordChangedAt)} IS NULL OR ${col(user.passwordChangedAt)} < ${pgTime(revokedFrom)}))
             RETURNING ${refreshToken.jti}
@@ -383,7 +388,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
             RETURNING ${col(refreshToken.jti)}
           ), touched AS (
             UPDATE ${session} SET ${col(session.lastUsedAt)} = ${pgTime(now)}
-            WHERE ${session.id} = ${next.family}::uuid AND ${session.userId} = ${userId}
+            WHERE ${session.id} = ${next.family}::uuid AND ${session.userId}::text = ${userId}
               AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
             RETURNING ${col(session.id)}
           )

@@ -1,0 +1,92 @@
+import { Writable } from 'node:stream';
+import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
+
+/** What this test uses of the native clients (better-sqlite3, postgres). */
+interface SqliteNative {
+  prepare(sql: string): { all(...params: unknown[]): unknown[] };
+}
+interface PgNative {
+  unsafe(sql: string, params?: unknown[]): Promise<unknown[]>;
+}
+interface PgPlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PgPlanNode[];
+}
+
+/**
+ * The tables a refresh writes, and how each of its lookups of them is planned: `relation index` per PostgreSQL
+ * plan node, SQLite's `SEARCH`/`SCAN` lines as they are.
+ */
+async function lookupsOf(app: TestApp, sql: string, params: unknown[]): Promise<string[]> {
+  const db = app.app.runtime.authDb;
+  if (db.dialect === 'sqlite') {
+    const rows = (db.native as SqliteNative).prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params);
+    return (rows as { detail: string }[]).map((r) => r.detail).filter((d) => /refresh_token|session/.test(d));
+  }
+  const [row] = await (db.native as PgNative).unsafe(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+  const found: string[] = [];
+  const walk = (node: PgPlanNode) => {
+    const relation = node['Relation Name'];
+    if (relation && /refresh_token|session/.test(relation) && node['Node Type'] !== 'ModifyTable')
+      found.push(`${relation} ${node['Index Name'] ?? node['Node Type']}`);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk((Object.values(row as object)[0] as { Plan: PgPlanNode }[])[0]!.Plan);
+  return found;
+}
+
+// SPEC "Refresh token and login": a session leaves one refresh record per rotation. The rotation must find
+// the record it spends, and the session it touches, by primary key, whatever else it compares: a lookup by the
+// user's or the family's index reads every record of them, and each refresh of a long session costs more than
+// the one before (PostgreSQL planned it so on tables without statistics).
+describeEachDatabase('Refresh rotation lookups', (database) => {
+  let app: TestApp;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    app = await startTestApp({
+      database,
+      settings: { log_format: 'json', log_level: 'DEBUG', dbdebug: true },
+      logStream: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          done();
+        },
+      }),
+    });
+  });
+  afterAll(() => app.close());
+
+  it('spends the record and touches the session by primary key after many rotations of one session', async () => {
+    const user = await app.createUser({ username: 'rosa' });
+    for (let i = 0; i < 5; i += 1) await app.loginAs(user);
+    let token = (await app.loginAs(user)).refreshToken;
+    for (let i = 0; i < 40; i += 1) {
+      const res = await app.post(
+        '/api/auth/refresh-token',
+        { refresh_token: token },
+        { headers: { 'X-Request-ID': `rotation-${i}` } },
+      );
+      expect(res.status).toBe(200);
+      token = res.body.refresh_token;
+    }
+    // The log is written in batches: the request's access line comes after its statements.
+    const records = () =>
+      lines
+        .map((line) => JSON.parse(line) as { message: string; request_id?: string; params?: unknown[] })
+        .filter((r) => r.request_id === 'rotation-39');
+    for (let i = 0; i < 200 && !records().some((r) => /^POST /.test(r.message)); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const statements = records().filter((r) => /^SQL (?!\s*insert\b)/i.test(r.message));
+    expect(statements.length).toBeGreaterThan(0);
+    const lookups: string[] = [];
+    for (const s of statements) lookups.push(...(await lookupsOf(app, s.message.slice(4), s.params ?? [])));
+    expect(lookups.length).toBeGreaterThan(0);
+    const byPrimaryKey =
+      database.dialect === 'pg'
+        ? /^\S+ \S+_pkey$/
+        : /^SEARCH \S+ USING INDEX sqlite_autoindex_\S+_1 \((jti|id)=\?\)$/;
+    expect(lookups.filter((l) => !byPrimaryKey.test(l))).toEqual([]);
+  });
+});
