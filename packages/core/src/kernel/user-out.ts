@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toAuthUser, type StoredUserFields } from './identity.js';
+import type { StoredUserFields } from './identity.js';
 
 /** Longest password accepted anywhere: longer inputs only cost hashing time (the SPEC sets no maximum). */
 export const PASSWORD_MAX_LENGTH = 1024;
@@ -33,18 +33,20 @@ const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null
  * @example return toUserOut(row);
  */
 export function toUserOut(row: UserLike): UserOut {
-  // toAuthUser (kernel/identity.ts) picks the fields without secrets; only the timestamps change form here.
-  const {
-    emailVerifiedAt,
-    lastLoginAt,
-    createdAt,
-    passwordChangedAt: _changedAt,
-    ...fields
-  } = toAuthUser(row);
+  // The fields of toAuthUser (kernel/identity.ts) in its order, written out instead of copying its result and
+  // dropping `passwordChangedAt` with a rest spread: every user response goes through here (GET /auth/user,
+  // docs/performance.md). Only the timestamps change form; the UserOut type keeps the two lists equal.
   return {
-    ...fields,
-    emailVerifiedAt: iso(emailVerifiedAt),
-    lastLoginAt: iso(lastLoginAt),
-    createdAt: createdAt.toISOString(),
+    id: row.id,
+    username: row.username,
+    email: row.email ?? null,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    isActive: row.isActive,
+    isStaff: row.isStaff,
+    isSuperuser: row.isSuperuser,
+    emailVerifiedAt: iso(row.emailVerifiedAt),
+    lastLoginAt: iso(row.lastLoginAt),
+    createdAt: row.createdAt.toISOString(),
   };
 }

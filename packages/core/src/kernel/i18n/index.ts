@@ -50,13 +50,22 @@ function interpolate(text: string, params?: Record<string, unknown>): string {
   });
 }
 
+const translators = new Map<string, Translate>();
+
 /** A translator for one language: the language's text, else English, else `fallback`, else the key. */
 export function translator(locale: string): Translate {
   const lang = resolveLocale(locale);
-  return (key, params, fallback) => {
-    const text = catalogs[lang]?.[key] ?? catalogs.en?.[key] ?? fallback ?? key;
-    return interpolate(text, params);
-  };
+  // One function per language, not one per call (every request asks for one; docs/performance.md). The keys
+  // are resolved languages only, so the map stays as small as the catalogs.
+  let t = translators.get(lang);
+  if (!t) {
+    t = (key, params, fallback) => {
+      const text = catalogs[lang]?.[key] ?? catalogs.en?.[key] ?? fallback ?? key;
+      return interpolate(text, params);
+    };
+    translators.set(lang, t);
+  }
+  return t;
 }
 
 /** Whether a key has a message in some catalog (settings `labelKey` etc.). */
