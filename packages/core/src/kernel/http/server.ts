@@ -195,8 +195,78 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.set('etag', false);
 
   const pagePaths = new Set((options.pages ?? []).map((page) => page.path));
+  // The level is fixed for the process (SPEC "Configuration": `log_level`); a logger without `enabled` logs all.
+  const accessLogged = accessLog.enabled?.('info') ?? true;
 
-  // Request id and access log first, so every later line carries the id.
+  // helmet's headers do not depend on the request: computed once here, set in one step per request
+  // (docs/performance.md: helmet runs 13 middlewares per request otherwise).
+  const securityHeaders = staticHeadersOf(
+    helmet({
+      contentSecurityPolicy: {
+        directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] },
+      },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+
+  /**
+   * CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
+   * Returns whether it answered the request (a preflight).
+   */
+  const cors = (req: Request, res: Response): boolean => {
+    const origin = req.headers.origin;
+    if (origin) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+        res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
+        res.setHeader(
+          'Access-Control-Allow-Headers',
+          req.headers['access-control-request-headers'] ?? 'Authorization, Content-Type',
+        );
+        res.setHeader('Access-Control-Max-Age', '600');
+        res.status(204).end();
+        return true;
+      }
+    }
+    return false;
+  };
+
+  const limit = options.bodyLimit ?? '1mb';
+  // Bodies must be valid UTF-8: the parsers would turn bad bytes into U+FFFD and store an altered text
+  // (SPEC "Errors"); a failed check is 'entity.verify.failed', a 400 request.invalid_json.
+  const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
+    if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
+  };
+  const jsonBody = decodingErrorsAsClientErrors(
+    express.json({
+      limit,
+      type: ['application/json', 'application/*+json'],
+      verify: (req: unknown, res: unknown, buf: Buffer) => {
+        verify(req, res, buf);
+        checkJsonDepth(buf);
+      },
+    }),
+  );
+  const formBody = decodingErrorsAsClientErrors(
+    express.urlencoded({ extended: false, limit, parameterLimit: 100, verify }),
+  );
+
+  /**
+   * What every request passes before its route, after the request id: the security headers, CORS and the body
+   * parsers, in one router layer instead of four (each layer costs every request; docs/performance.md). The
+   * parsers run only for a request with a body: a GET goes on at once (they would skip it too, after their
+   * own setup).
+   */
+  const beforeRoute = (req: Request, res: Response, next: NextFunction): void => {
+    for (const [name, value] of securityHeaders) res.setHeader(name, value);
+    if (cors(req, res)) return;
+    if (!hasBody(req)) return next();
+    jsonBody(req, res, (error) => (error ? next(error) : formBody(req, res, next)));
+  };
+
+  // Request id and access log first, so every later line carries the id; then beforeRoute, in the request's
+  // context.
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     const incoming = req.headers['x-request-id'];
@@ -254,11 +324,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     res.on('finish', () => {
       const durationMs = elapsedMs();
-      requestContext.run({ requestId }, () => {
-        // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
-        const shown = pagePaths.size > 0 && pagePaths.has(req.path) ? req.path : req.originalUrl;
-        accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
-      });
+      // Below INFO (e.g. the usual WARNING) the line is not built at all (docs/performance.md).
+      if (accessLogged) {
+        requestContext.run({ requestId }, () => {
+          // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
+          const shown = pagePaths.size > 0 && pagePaths.has(req.path) ? req.path : req.originalUrl;
+          accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
+        });
+      }
       if (options.onRequestEnd.length === 0) return;
       const record = recordOf(durationMs);
       for (const hook of options.onRequestEnd) {
@@ -270,65 +343,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       }
     });
     const client = () => ({ ip: clientAddress(req), userAgent: req.headers['user-agent'] ?? '' });
-    requestContext.run({ requestId, client }, next);
+    requestContext.run({ requestId, client }, beforeRoute, req, res, next);
   });
-
-  // helmet's headers do not depend on the request: computed once here, set in one step per request
-  // (docs/performance.md: helmet runs 13 middlewares per request otherwise).
-  const securityHeaders = staticHeadersOf(
-    helmet({
-      contentSecurityPolicy: {
-        directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] },
-      },
-      crossOriginResourcePolicy: { policy: 'cross-origin' },
-    }),
-  );
-  app.use((_req, res, next) => {
-    for (const [name, value] of securityHeaders) res.setHeader(name, value);
-    next();
-  });
-
-  // CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
-  app.use((req, res, next) => {
-    const origin = req.headers.origin;
-    if (origin) {
-      res.setHeader('Access-Control-Allow-Origin', '*');
-      res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
-      if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-        res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
-        res.setHeader(
-          'Access-Control-Allow-Headers',
-          req.headers['access-control-request-headers'] ?? 'Authorization, Content-Type',
-        );
-        res.setHeader('Access-Control-Max-Age', '600');
-        res.status(204).end();
-        return;
-      }
-    }
-    next();
-  });
-
-  const limit = options.bodyLimit ?? '1mb';
-  // Bodies must be valid UTF-8: the parsers would turn bad bytes into U+FFFD and store an altered text
-  // (SPEC "Errors"); a failed check is 'entity.verify.failed', a 400 request.invalid_json.
-  const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
-    if (!isUtf8(buf)) throw new Error('request body is not valid UTF-8');
-  };
-  app.use(
-    decodingErrorsAsClientErrors(
-      express.json({
-        limit,
-        type: ['application/json', 'application/*+json'],
-        verify: (req: unknown, res: unknown, buf: Buffer) => {
-          verify(req, res, buf);
-          checkJsonDepth(buf);
-        },
-      }),
-    ),
-  );
-  app.use(
-    decodingErrorsAsClientErrors(express.urlencoded({ extended: false, limit, parameterLimit: 100, verify })),
-  );
 
   for (const compiled of routes) {
     const method = compiled.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -359,11 +375,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const opts = route.options;
     res.locals.logAs = opts.logAs;
     res.locals.params = { ...req.params };
+    const clientIp = clientAddress(req);
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
       localDirect: isLocalDirect(req),
-      clientIp: clientAddress(req),
+      clientIp,
       settings,
       ports,
       onUser: (known) => (res.locals.user = known),
@@ -387,7 +404,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       settings: options.handlerSettings,
       log: handlerLog,
       requestId: res.locals.requestId as string,
-      clientIp: clientAddress(req),
+      clientIp,
       headers: req.headers as Record<string, string | undefined>,
       path: req.path,
       method: compiled.method,
@@ -414,7 +431,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const payload = shouldEnvelope(opts, settings)
       ? envelope(result, settings, options.db.name)
       : (result ?? null);
-    res.status(status).json(payload);
+    sendJson(req, res.status(status), payload);
   }
 
   return { app, handler: app, routes, setTrustProxy };
@@ -465,6 +482,47 @@ function noUser(): never {
     loc: ['header', 'Authorization'],
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
+}
+
+/**
+ * `res.json(payload)` as Express 5 answers it, written directly in the common case: the same body (plain
+ * `JSON.stringify`, the app sets no `json replacer`, `spaces` or `escape`) and the same headers in the same
+ * order (`Content-Type: application/json; charset=utf-8`, `Content-Length`). Express re-parses and re-formats
+ * the content type it just set, looks the type up in its MIME table and checks freshness on every answer
+ * (docs/performance.md); everything that could make a difference goes the Express way: a content type or
+ * transfer encoding the handler set, a conditional request (If-None-Match `*` answers 304 there), HEAD, and a
+ * status without a body.
+ */
+function sendJson(req: Request, res: Response, payload: unknown): void {
+  const status = res.statusCode;
+  const body: unknown =
+    req.method === 'HEAD' ||
+    status === 204 ||
+    status === 205 ||
+    status === 304 ||
+    req.headers['if-none-match'] !== undefined ||
+    req.headers['if-modified-since'] !== undefined ||
+    res.hasHeader('content-type') ||
+    res.hasHeader('transfer-encoding')
+      ? undefined
+      : JSON.stringify(payload);
+  if (typeof body !== 'string') {
+    res.json(payload);
+    return;
+  }
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(body, 'utf8')));
+  res.end(body, 'utf8');
+}
+
+/**
+ * Whether a request has a body, as body-parser decides it (type-is `hasBody`): a Transfer-Encoding header, or a
+ * Content-Length that is a number (`0` included; the parsers then see an empty body).
+ */
+function hasBody(req: IncomingMessage): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))
+  );
 }
 
 /**

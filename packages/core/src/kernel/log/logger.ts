@@ -9,6 +9,8 @@ export interface Logger {
   warn(message: string, meta?: Record<string, unknown>): void;
   error(message: string, meta?: Record<string, unknown> & { exc?: unknown }): void;
   child(name: string): Logger;
+  /** Whether a record of `level` is written at all (a caller can skip building one); absent: every level. */
+  enabled?(level: 'debug' | 'info' | 'warning' | 'error'): boolean;
   /** Writes the lines still buffered, synchronously where the stream allows (stderr: pipes and files). */
   flush?(): void;
 }
@@ -201,6 +203,7 @@ function wrap(root: Root, name: string): Logger {
     warn: (m, meta) => log('warning', m, meta),
     error: (m, meta) => log('error', m, meta),
     child: (child) => wrap(root, `${name}.${child}`),
+    enabled: (level) => root.enabled(level),
     flush: root.flush,
   };
 }
