@@ -46,6 +46,26 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
 }
 
 /**
+ * A hand-written PostgreSQL statement whose text is built once: `query` names its values with
+ * `sql.placeholder`, and a call only puts them in. drizzle otherwise walks the whole template and quotes every
+ * name again on each call (the rotation's CTE: about 50 µs of a refresh's CPU). The text stays the same, so
+ * postgres-js keeps it prepared per connection as before (`db.all`, docs/performance.md "PostgreSQL round
+ * trips").
+ */
+function statementText<K extends string>(db: Database, query: SQL): (values: Record<K, unknown>) => SQL {
+  const dialect = (
+    db.orm as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } }
+  ).dialect;
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  const pieces = text.split(/\$\d+/);
+  const names = params.map((param) => (param as { name: string }).name as K);
+  if (pieces.length !== names.length + 1 || names.some((name) => typeof name !== 'string'))
+    throw new Error('a statement text takes its values as sql.placeholder only, and holds no $ of its own');
+  const strings = Object.assign([...pieces], { raw: pieces }) as TemplateStringsArray;
+  return (values) => sql(strings, ...names.map((name) => values[name]));
+}
+
+/**
  * Every query of the auth feature (STYLE "A feature is one folder": no SQL elsewhere). Hot statements
  * (token to user, login lookup) are prepared once here.
  */
@@ -106,6 +126,42 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       .returning(),
     'svc_auth_refresh_spend',
   );
+  // The rotation's one statement on PostgreSQL (`rotateRefresh`), its text built once.
+  const p = (name: string) => sql.placeholder(name);
+  const time = (name: string) => sql`${sql.placeholder(name)}::timestamptz`;
+  const rotationStatement =
+    db.dialect === 'pg'
+      ? statementText<
+          'jti' | 'userId' | 'now' | 'revokedFrom' | 'nextJti' | 'family' | 'nextUserId' | 'expiresAt'
+        >(
+          db,
+          sql`WITH account AS (
+            SELECT ${col(user.isActive)}, ${col(user.passwordChangedAt)} FROM ${user} WHERE ${user.id} = ${p('userId')}
+          ), spent AS (
+            UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${time('now')}
+            WHERE ${refreshToken.jti} = ${p('jti')} AND ${refreshToken.spentAt} IS NULL
+              AND ${refreshToken.userId}::text = ${p('userId')} AND ${refreshToken.family} || '' = ${p('family')}
+              AND EXISTS (SELECT 1 FROM account WHERE ${col(user.isActive)}
+                AND (${col(user.passwordChangedAt)} IS NULL OR ${col(user.passwordChangedAt)} < ${time('revokedFrom')}))
+            RETURNING ${refreshToken.jti}
+          ), successor AS (
+            INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+              ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+            SELECT ${p('nextJti')}, ${p('family')}, ${p('nextUserId')}, ${time('expiresAt')}, ${time('now')} FROM spent
+            RETURNING ${col(refreshToken.jti)}
+          ), touched AS (
+            UPDATE ${session} SET ${col(session.lastUsedAt)} = ${time('now')}
+            WHERE ${session.id} = ${p('family')}::uuid AND ${session.userId}::text = ${p('userId')}
+              AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
+            RETURNING ${col(session.id)}
+          )
+          SELECT (SELECT ${col(user.isActive)} FROM account) AS active,
+            (SELECT ${col(user.passwordChangedAt)} >= ${time('revokedFrom')} FROM account) AS changed,
+            (SELECT count(*) FROM successor)::int AS rotated, (SELECT count(*) FROM touched)::int AS touched`,
+        )
+      : () => {
+          throw new Error('the rotation statement is PostgreSQL only');
+        };
   const insertRefreshStatement = prepare<unknown>(
     orm
       .insert(refreshToken)
@@ -358,43 +414,32 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     ): Promise<{ user: 'ok' | 'invalid' | 'revoked'; rotated: boolean; touched: boolean }> {
       if (db.dialect === 'pg') {
         // One round trip and one commit for the user's check and the swap (docs/performance.md "PostgreSQL
-        // round trips"). The session UPDATE re-reads a row a concurrent revocation changed (READ COMMITTED),
-        // so a session marked revoked while this statement ran is not touched. The family is a uuid
-        // (service.ts checks it). The refresh record and the session are found by their primary keys only:
-        // their user and family are compared as text, which no index serves. Otherwise PostgreSQL may take the
-        // user's or the family's index (it did on tables without statistics, and for a custom plan after
-        // ANALYZE) and filter every record of it: a session leaves one record per rotation, so each refresh
-        // cost more than the one before. The ids compared are the canonical lowercase ones this service signs.
-        // `password_changed_at` is compared in microseconds against a whole second, the same outcome as the
-        // second-resolution comparison of access tokens (service.ts).
+        // round trips"; the text is `rotationStatement` above). The session UPDATE re-reads a row a concurrent
+        // revocation changed (READ COMMITTED), so a session marked revoked while this statement ran is not
+        // touched. The family is a uuid (service.ts checks it). The refresh record and the session are found
+        // by their primary keys only: their user and family are compared as text, which no index serves.
+        // Otherwise PostgreSQL may take the user's or the family's index (it did on tables without statistics,
+        // and for a custom plan after ANALYZE) and filter every record of it: a session leaves one record per
+        // rotation, so each refresh cost more than the one before. The ids compared are the canonical
+        // lowercase ones this service signs. `password_changed_at` is compared in microseconds against a whole
+        // second, the same outcome as the second-resolution comparison of access tokens (service.ts).
         const rows = await db.all<{
           active: boolean | null;
           changed: boolean | null;
           rotated: number;
           touched: number;
-        }>(sql`WITH account AS (
-            SELECT ${col(user.isActive)}, ${col(user.passwordChangedAt)} FROM ${user} WHERE ${user.id} = ${userId}
-          ), spent AS (
-            UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${pgTime(now)}
-            WHERE ${refreshToken.jti} = ${jti} AND ${refreshToken.spentAt} IS NULL
-              AND ${refreshToken.userId}::text = ${userId} AND ${refreshToken.family} || '' = ${next.family}
-              AND EXISTS (SELECT 1 FROM account WHERE ${col(user.isActive)}
-                AND (${col(user.passwordChangedAt)} IS NULL OR ${col(user.passwordChangedAt)} < ${pgTime(revokedFrom)}))
-            RETURNING ${refreshToken.jti}
-          ), successor AS (
-            INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
-              ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
-            SELECT ${next.jti}, ${next.family}, ${next.userId}, ${pgTime(next.expiresAt)}, ${pgTime(now)} FROM spent
-            RETURNING ${col(refreshToken.jti)}
-          ), touched AS (
-            UPDATE ${session} SET ${col(session.lastUsedAt)} = ${pgTime(now)}
-            WHERE ${session.id} = ${next.family}::uuid AND ${session.userId}::text = ${userId}
-              AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
-            RETURNING ${col(session.id)}
-          )
-          SELECT (SELECT ${col(user.isActive)} FROM account) AS active,
-            (SELECT ${col(user.passwordChangedAt)} >= ${pgTime(revokedFrom)} FROM account) AS changed,
-            (SELECT count(*) FROM successor)::int AS rotated, (SELECT count(*) FROM touched)::int AS touched`);
+        }>(
+          rotationStatement({
+            jti,
+            userId,
+            now: now.toISOString(),
+            revokedFrom: revokedFrom.toISOString(),
+            nextJti: next.jti,
+            family: next.family,
+            nextUserId: next.userId,
+            expiresAt: next.expiresAt.toISOString(),
+          }),
+        );
         const row = rows[0];
         if (row?.active !== true) return { user: 'invalid', rotated: false, touched: false };
         if (row.changed === true) return { user: 'revoked', rotated: false, touched: false };
