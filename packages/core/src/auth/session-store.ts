@@ -28,8 +28,12 @@ export function sessionStateColumn(
   session: SessionTable,
   userId: SQL | { name: string },
 ): SQL<number | null> {
-  const lookup = sql`(SELECT CASE WHEN ${session.revokedAt} IS NULL THEN 1 ELSE 0 END FROM ${session}
-    WHERE ${session.id} = ${sql.placeholder('sid')} AND ${session.userId} = ${userId})`;
+  // Found by its primary key alone, its user compared in the select list: with `user_id` in the WHERE clause
+  // PostgreSQL may look the row up by the user's index and filter every session of the user (it did on tables
+  // without statistics), and a user's sessions add up with each login.
+  const lookup = sql`(SELECT CASE WHEN ${session.userId} <> ${userId} THEN NULL
+      WHEN ${session.revokedAt} IS NULL THEN 1 ELSE 0 END
+    FROM ${session} WHERE ${session.id} = ${sql.placeholder('sid')})`;
   // Nested: drizzle drops the table names of the columns written directly in a selected field of a
   // single-table query, which would make `user_id = id` compare two columns of the session row.
   return sql<number | null>`${lookup}`;
