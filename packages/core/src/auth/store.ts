@@ -23,12 +23,6 @@ interface Prepared<T> {
   execute(values?: Record<string, unknown>): PromiseLike<T> | T;
 }
 
-/**
- * A timestamp parameter of a hand-written PostgreSQL statement: drizzle hands postgres-js dates as text (its
- * own columns encode them), so a raw `Date` would not serialise.
- */
-const pgTime = (date: Date) => sql`${date.toISOString()}::timestamptz`;
-
 /** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
 const col = (column: { name: string }) => sql.identifier(column.name);
 
@@ -297,6 +291,48 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       .returning({ id: user.id }),
     'svc_auth_record_login',
   );
+  // The completed login's one statement on PostgreSQL (`completeLogin`), its text built once. The session id is
+  // the refresh family, a uuid (tokens.ts signs it). Times go in as ISO text cast in the statement: drizzle
+  // hands postgres-js dates as text (its own columns encode them), so a raw `Date` would not serialise.
+  const completeLoginStatement =
+    db.dialect === 'pg'
+      ? statementText<
+          | 'userId'
+          | 'hash'
+          | 'at'
+          | 'liftAfter'
+          | 'jti'
+          | 'family'
+          | 'expiresAt'
+          | 'userAgent'
+          | 'ip'
+          | 'purgeBefore'
+        >(
+          db,
+          sql`WITH done AS (
+            UPDATE ${user} SET ${col(user.lastLoginAt)} = ${time('at')}, ${col(user.failedLoginCount)} = 0,
+              ${col(user.lockedUntil)} = CASE WHEN ${user.lockedUntil} > ${time('liftAfter')} THEN NULL ELSE ${user.lockedUntil} END
+            WHERE ${user.id} = ${p('userId')} AND ${user.passwordHash} = ${p('hash')} AND ${user.isActive} = true
+            RETURNING ${user.id}
+          ), expired AS (
+            DELETE FROM ${refreshToken}
+            WHERE ${refreshToken.userId} IN (SELECT id FROM done) AND ${refreshToken.expiresAt} <= ${time('at')}
+          ), opened AS (
+            INSERT INTO ${session} (${col(session.id)}, ${col(session.userId)}, ${col(session.createdAt)},
+              ${col(session.lastUsedAt)}, ${col(session.userAgent)}, ${col(session.ip)})
+            SELECT ${p('family')}::uuid, done.id, ${time('at')}, ${time('at')}, ${p('userAgent')}, ${p('ip')} FROM done
+          ), purged AS (
+            DELETE FROM ${session}
+            WHERE ${session.userId} IN (SELECT id FROM done) AND ${session.lastUsedAt} < ${time('purgeBefore')}
+          )
+          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
+            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
+          SELECT ${p('jti')}, ${p('family')}, done.id, ${time('expiresAt')}, ${time('at')} FROM done
+          RETURNING ${col(refreshToken.jti)}`,
+        )
+      : () => {
+          throw new Error('the completed login statement is PostgreSQL only');
+        };
   const refreshValues = (values: NewRefresh, now = new Date()) => ({
     jti: values.jti,
     family: values.family,
@@ -486,27 +522,20 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     ): Promise<boolean> {
       const { passwordHash: hash, liftAfter } = condition;
       if (db.dialect === 'pg') {
-        // The session id is the refresh family, a uuid (tokens.ts signs it).
-        const rows = await db.all(sql`WITH done AS (
-            UPDATE ${user} SET ${col(user.lastLoginAt)} = ${pgTime(at)}, ${col(user.failedLoginCount)} = 0,
-              ${col(user.lockedUntil)} = CASE WHEN ${user.lockedUntil} > ${pgTime(liftAfter)} THEN NULL ELSE ${user.lockedUntil} END
-            WHERE ${user.id} = ${userId} AND ${user.passwordHash} = ${hash} AND ${user.isActive} = true
-            RETURNING ${user.id}
-          ), expired AS (
-            DELETE FROM ${refreshToken}
-            WHERE ${refreshToken.userId} IN (SELECT id FROM done) AND ${refreshToken.expiresAt} <= ${pgTime(at)}
-          ), opened AS (
-            INSERT INTO ${session} (${col(session.id)}, ${col(session.userId)}, ${col(session.createdAt)},
-              ${col(session.lastUsedAt)}, ${col(session.userAgent)}, ${col(session.ip)})
-            SELECT ${refresh.family}::uuid, done.id, ${pgTime(at)}, ${pgTime(at)}, ${client.userAgent}, ${client.ip} FROM done
-          ), purged AS (
-            DELETE FROM ${session}
-            WHERE ${session.userId} IN (SELECT id FROM done) AND ${session.lastUsedAt} < ${pgTime(client.purgeBefore)}
-          )
-          INSERT INTO ${refreshToken} (${col(refreshToken.jti)}, ${col(refreshToken.family)},
-            ${col(refreshToken.userId)}, ${col(refreshToken.expiresAt)}, ${col(refreshToken.createdAt)})
-          SELECT ${refresh.jti}, ${refresh.family}, done.id, ${pgTime(refresh.expiresAt)}, ${pgTime(at)} FROM done
-          RETURNING ${col(refreshToken.jti)}`);
+        const rows = await db.all(
+          completeLoginStatement({
+            userId,
+            hash,
+            at: at.toISOString(),
+            liftAfter: liftAfter.toISOString(),
+            jti: refresh.jti,
+            family: refresh.family,
+            expiresAt: refresh.expiresAt.toISOString(),
+            userAgent: client.userAgent,
+            ip: client.ip,
+            purgeBefore: client.purgeBefore.toISOString(),
+          }),
+        );
         return rows.length > 0;
       }
       return db.transaction(async () => {
