@@ -30,7 +30,7 @@ import {
   seedReader,
   startServe,
 } from './lib/project.mjs';
-import { cpuSecondsOf } from './lib/cpu.mjs';
+import { cpuSecondsOf, settle } from './lib/cpu.mjs';
 import { fmtInt, fmtMs, fmtPct, fmtUs, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
@@ -364,6 +364,9 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         r.dbCpu = spent / r.total;
       }
       if (jobs[key].seedTokens) delete jobs[key].seedTokens; // handed over once
+      // The requests still in flight when the load stopped end before the next target's round starts: the
+      // logins' hashes used to fall on the round after them (`user`, counted in its CPU per request).
+      await settle(pid);
       return r;
     };
     const rounds = Object.fromEntries(Object.keys(jobs).map((k) => [k, []]));

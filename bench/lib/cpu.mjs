@@ -52,3 +52,19 @@ export function cpuSecondsOf(pid) {
   }
   return ticks / TICKS;
 }
+
+/**
+ * Waits until `pid` (with its descendants) is idle: less than 10 ms of CPU over 100 ms, at most `maxMs`. A round
+ * ends with requests still in flight in the server (a login's Argon2 hashes go on after the load stops); without
+ * this their CPU and their cores would fall on the next round, of another target (docs/performance.md).
+ */
+export async function settle(pid, maxMs = 3000) {
+  const started = Date.now();
+  let before = cpuSecondsOf(pid);
+  while (Number.isFinite(before) && Date.now() - started < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = cpuSecondsOf(pid);
+    if (!(now - before >= 0.01)) return;
+    before = now;
+  }
+}
