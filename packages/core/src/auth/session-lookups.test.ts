@@ -102,6 +102,36 @@ describeEachDatabase('Session and refresh record lookups', (database) => {
     expect(notByPrimaryKey(await lookupsOfRequest('rotation-39'))).toEqual([]);
   });
 
+  // A login deletes the user's expired refresh records and purges its stale sessions (SPEC-2 "Sessions"): each
+  // as one range of a (user, time) index, not a filter over every record and session the user has.
+  it("deletes a user's expired records and stale sessions at login by a range of (user, time)", async () => {
+    const user = await app.createUser({ username: 'lena' });
+    for (let i = 0; i < 40; i += 1) await app.loginAs(user);
+    const res = await app.post('/api/auth/token', undefined, {
+      form: { username: 'lena', password: user.password },
+      headers: { 'X-Request-ID': 'housekeeping' },
+    });
+    expect(res.status).toBe(200);
+    const lookups = await lookupsOfRequest('housekeeping');
+    if (database.dialect === 'pg') {
+      expect(lookups).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/refresh_token \S+_user_expires_idx$/),
+          expect.stringMatching(/session \S+_user_last_used_idx$/),
+        ]),
+      );
+      expect(lookups.filter((l) => /_user_idx$|Seq Scan/.test(l))).toEqual([]);
+    } else {
+      expect(lookups).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/_user_expires_idx \(user_id=\? AND expires_at<\?\)$/),
+          expect.stringMatching(/_user_last_used_idx \(user_id=\? AND last_used_at<\?\)$/),
+        ]),
+      );
+      expect(lookups.filter((l) => /^SCAN/.test(l))).toEqual([]);
+    }
+  });
+
   it("reads an access token's session by primary key among many sessions of its user", async () => {
     const user = await app.createUser({ username: 'sven' });
     for (let i = 0; i < 40; i += 1) await app.loginAs(user);

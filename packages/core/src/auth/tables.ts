@@ -27,7 +27,12 @@ export function sqliteAuthTables(settings: Settings) {
       ip: sq.text('ip', { length: SESSION_IP_MAX_LENGTH }).notNull().default(''),
       revokedAt: sq.integer('revoked_at', { mode: 'timestamp_ms' }),
     },
-    (t) => [sq.index(`${name}_user_idx`).on(t.userId), sq.index(`${name}_last_used_idx`).on(t.lastUsedAt)],
+    (t) => [
+      // (user_id, last_used_at): a login purges the user's stale sessions as a range of it (auth/store.ts);
+      // the user's list and lookups by user_id alone use its prefix.
+      sq.index(`${name}_user_last_used_idx`).on(t.userId, t.lastUsedAt),
+      sq.index(`${name}_last_used_idx`).on(t.lastUsedAt),
+    ],
   );
   return { session };
 }
@@ -56,7 +61,12 @@ export function pgAuthTables(settings: Settings): AuthTables {
       ip: pg.varchar('ip', { length: SESSION_IP_MAX_LENGTH }).notNull().default(''),
       revokedAt: ts('revoked_at'),
     },
-    (t) => [pg.index(`${name}_user_idx`).on(t.userId), pg.index(`${name}_last_used_idx`).on(t.lastUsedAt)],
+    (t) => [
+      // (user_id, last_used_at): a login purges the user's stale sessions as a range of it (auth/store.ts);
+      // the user's list and lookups by user_id alone use its prefix.
+      pg.index(`${name}_user_last_used_idx`).on(t.userId, t.lastUsedAt),
+      pg.index(`${name}_last_used_idx`).on(t.lastUsedAt),
+    ],
   );
   return { session } as unknown as AuthTables;
 }

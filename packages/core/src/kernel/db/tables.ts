@@ -128,7 +128,9 @@ export function sqliteCoreTables(settings: Settings) {
     },
     (t) => [
       sq.index(`${name('refresh_token')}_family_idx`).on(t.family),
-      sq.index(`${name('refresh_token')}_user_idx`).on(t.userId),
+      // (user_id, expires_at): a login deletes the user's expired records (auth/store.ts) as a range of it,
+      // not by filtering every record the user holds; lookups by user_id alone use its prefix.
+      sq.index(`${name('refresh_token')}_user_expires_idx`).on(t.userId, t.expiresAt),
     ],
   );
   const userSettings = sq.sqliteTable(name('user_settings'), {
@@ -256,7 +258,9 @@ export function pgCoreTables(settings: Settings): CoreTables {
     },
     (t) => [
       pg.index(`${name('refresh_token')}_family_idx`).on(t.family),
-      pg.index(`${name('refresh_token')}_user_idx`).on(t.userId),
+      // (user_id, expires_at): a login deletes the user's expired records (auth/store.ts) as a range of it,
+      // not by filtering every record the user holds; lookups by user_id alone use its prefix.
+      pg.index(`${name('refresh_token')}_user_expires_idx`).on(t.userId, t.expiresAt),
     ],
   );
   const userSettings = pg.pgTable(name('user_settings'), {
