@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { SettingsSchema } from '../kernel/config/schema.js';
 import { TOKEN_TYPES } from './constants.js';
@@ -46,59 +45,5 @@ describe.each(['HS256', 'HS384', 'HS512'] as const)('Token signer (%s)', (algori
       ok: false,
       failure: 'invalid',
     });
-  });
-
-  it('verifies as jwt.verify does: expiry, not-before, header order, other algorithms, encodings', () => {
-    const now = Math.floor(at.getTime() / 1000);
-    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    const hash = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[algorithm];
-    const signed = (head: object, claims: object) => {
-      const input = `${part(head)}.${part(claims)}`;
-      return `${input}.${createHmac(hash, SECRET).update(input).digest('base64url')}`;
-    };
-    const claims = { sub: 'u', type: 'access', iat: now - 10 };
-    const valid = signer.signAccess('u');
-    const [h, p, s] = valid.split('.') as [string, string, string];
-    const tokens = {
-      'expires this second': jwt.sign({ ...claims, exp: now }, SECRET, { algorithm }),
-      'expires next second': jwt.sign({ ...claims, exp: now + 1 }, SECRET, { algorithm }),
-      'not before the next second': jwt.sign({ ...claims, exp: now + 60, nbf: now + 1 }, SECRET, {
-        algorithm,
-      }),
-      'not before this second': jwt.sign({ ...claims, exp: now + 60, nbf: now }, SECRET, { algorithm }),
-      'exp as text': signed({ alg: algorithm, typ: 'JWT' }, { ...claims, exp: String(now + 60) }),
-      'header keys reordered': signed({ typ: 'JWT', alg: algorithm }, { ...claims, exp: now + 60 }),
-      'header without typ': signed({ alg: algorithm }, { ...claims, exp: now + 60 }),
-      'header of another algorithm': signed({ alg: algorithm === 'HS256' ? 'HS384' : 'HS256' }, claims),
-      'payload not JSON': `${h}.${Buffer.from('not json').toString('base64url')}.${createHmac(hash, SECRET)
-        .update(`${h}.${Buffer.from('not json').toString('base64url')}`)
-        .digest('base64url')}`,
-      'signature padded': `${h}.${p}.${s}=`,
-      'signature cut': `${h}.${p}.${s.slice(0, -1)}`,
-      'signature empty': `${h}.${p}.`,
-      'four parts': `${h}.${p}.${s}.${s}`,
-      'no payload': `${h}..${s}`,
-      empty: '',
-    };
-    const byJsonwebtoken = (token: string) => {
-      try {
-        return (
-          typeof jwt.verify(token, SECRET, { algorithms: [algorithm], clockTimestamp: now }) === 'object'
-        );
-      } catch {
-        return false;
-      }
-    };
-    const accepted = (check: (token: string) => boolean) =>
-      Object.entries(tokens)
-        .filter(([, token]) => check(token))
-        .map(([name]) => name);
-    expect(accepted((token) => signer.check(token, TOKEN_TYPES.access).ok)).toEqual(accepted(byJsonwebtoken));
-    expect(accepted(byJsonwebtoken)).toEqual([
-      'expires next second',
-      'not before this second',
-      'header keys reordered',
-      'header without typ',
-    ]);
   });
 });
