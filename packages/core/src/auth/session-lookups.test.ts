@@ -132,6 +132,24 @@ describeEachDatabase('Session and refresh record lookups', (database) => {
     }
   });
 
+  it('touches the session by primary key on a refresh without rotation, among many sessions of its user', async () => {
+    app.app.runtime.settings.refresh_token_rotation = false;
+    try {
+      const user = await app.createUser({ username: 'nils' });
+      for (let i = 0; i < 40; i += 1) await app.loginAs(user);
+      const { refreshToken } = await app.loginAs(user);
+      const res = await app.post(
+        '/api/auth/refresh-token',
+        { refresh_token: refreshToken },
+        { headers: { 'X-Request-ID': 'no-rotation' } },
+      );
+      expect(res.status).toBe(200);
+      expect(notByPrimaryKey(await lookupsOfRequest('no-rotation'))).toEqual([]);
+    } finally {
+      app.app.runtime.settings.refresh_token_rotation = true;
+    }
+  });
+
   it("reads an access token's session by primary key among many sessions of its user", async () => {
     const user = await app.createUser({ username: 'sven' });
     for (let i = 0; i < 40; i += 1) await app.loginAs(user);

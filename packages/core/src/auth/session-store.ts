@@ -73,7 +73,9 @@ export function sessionWrites(db: Database, session: SessionTable) {
       .where(
         and(
           eq(session.id, sql.placeholder('id')),
-          eq(session.userId, sql.placeholder('userId')),
+          // `IS TRUE`: no index serves it, so the row is found by its primary key alone (as in
+          // `sessionStateColumn`), never through the user's index filtering every session of the user.
+          sql`(${session.userId} = ${sql.placeholder('userId')}) IS TRUE`,
           isNull(session.revokedAt),
         ),
       )
@@ -179,12 +181,13 @@ export function createSessionStore(
 
     /** Whether session `id` belongs to `userId` and is not revoked. */
     async isActive(id: string, userId: string): Promise<boolean> {
-      const rows = await orm
-        .select({ id: session.id })
+      // By primary key alone, the user compared here (see `touch`).
+      const [row] = await orm
+        .select({ userId: session.userId, revokedAt: session.revokedAt })
         .from(session)
-        .where(and(eq(session.id, id), eq(session.userId, userId), isNull(session.revokedAt)))
+        .where(eq(session.id, id))
         .limit(1);
-      return rows.length > 0;
+      return row !== undefined && row.userId === userId && row.revokedAt === null;
     },
   };
 }
