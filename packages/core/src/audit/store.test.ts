@@ -53,6 +53,25 @@ describeEachDatabase('Activity store batch insert', (database) => {
     ]);
   });
 
+  it('stores text as it was given: quotes, backslashes, JSON and array syntax, other scripts, milliseconds', async () => {
+    const odd = [
+      `"quoted" and 'single', back\\slash \\" {a,b} [1,2] {"k":"v"} NULL null`,
+      'Zoë, 漢字, emoji 🙂, tab\tand newline\n',
+      '',
+    ];
+    const batch = odd.map((text, i) =>
+      entry(20 + i, {
+        timestamp: new Date(Date.UTC(2026, 10, 24, 10, 0, 20 + i, 123 + i)),
+        username: text === '' ? null : text.slice(0, 20),
+        path: `/api/${text}`,
+        description: text,
+      }),
+    );
+    await store.insertMany(batch);
+    const rows = await db.orm.select().from(table).orderBy(asc(table.id));
+    expect(rows.slice(-batch.length).map(({ id: _id, ...rest }) => rest)).toEqual(batch);
+  });
+
   it('stores all entries of a batch or none', async () => {
     const before = (await db.orm.select().from(table)).length;
     const broken = entry(5, { method: null as unknown as string });

@@ -89,7 +89,7 @@ export function createActivityStore(
 
   // SQLite (docs/performance.md): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
   // entry, where drizzle building a multi-row INSERT (and SQLite compiling it, its text changing with the batch
-  // size) cost 23 to 29 us. PostgreSQL keeps the one multi-row statement: one round trip a batch.
+  // size) cost 23 to 29 us. PostgreSQL: one statement a batch (`insertBatch`).
   const insertOne =
     db.dialect === 'sqlite'
       ? orm
@@ -106,6 +106,47 @@ export function createActivityStore(
           })
           .prepare()
       : undefined;
+
+  /**
+   * PostgreSQL: a batch of any size in one statement whose text never changes (the entries as one JSON
+   * parameter, turned into rows by `json_to_recordset`), so postgres-js keeps it prepared per connection
+   * (`db.all`). drizzle's multi-row INSERT was built per batch (about 50 µs of svc's CPU an entry under load)
+   * and its text changed with the batch size, so PostgreSQL parsed and planned every one (docs/performance.md
+   * "Fourth round").
+   */
+  const column = (c: { name: string }) => sql.identifier(c.name);
+  const batchColumns = [
+    [table.timestamp, 'timestamptz'],
+    [table.userId, 'uuid'],
+    [table.username, 'text'],
+    [table.method, 'text'],
+    [table.path, 'text'],
+    [table.statusCode, 'int'],
+    [table.durationMs, 'int'],
+    [table.description, 'text'],
+  ] as const;
+  const columnList = sql.join(
+    batchColumns.map(([c]) => column(c)),
+    sql`, `,
+  );
+  const recordType = sql.join(
+    batchColumns.map(([c, type]) => sql`${column(c)} ${sql.raw(type)}`),
+    sql`, `,
+  );
+  const insertBatch = (entries: NewActivity[]) => {
+    const rows = entries.map((e) => ({
+      [table.timestamp.name]: e.timestamp,
+      [table.userId.name]: e.userId ?? null,
+      [table.username.name]: e.username ?? null,
+      [table.method.name]: e.method,
+      [table.path.name]: e.path,
+      [table.statusCode.name]: e.statusCode,
+      [table.durationMs.name]: e.durationMs,
+      [table.description.name]: e.description ?? null,
+    }));
+    return db.all(sql`INSERT INTO ${table} (${columnList}) SELECT ${columnList}
+      FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS entry(${recordType})`);
+  };
 
   /**
    * The text index of `search` (docs/activity-log.md "Large logs"). SQLite: an FTS5 table with the trigram
@@ -245,11 +286,11 @@ export function createActivityStore(
       await reads.release();
     },
 
-    /** All entries or none: one transaction of prepared INSERTs on SQLite, one multi-row INSERT on PostgreSQL. */
+    /** All entries or none: one transaction of prepared INSERTs on SQLite, one statement on PostgreSQL. */
     async insertMany(entries: NewActivity[]): Promise<void> {
       if (entries.length === 0) return;
       if (!insertOne) {
-        await orm.insert(table).values(entries);
+        await insertBatch(entries);
         return;
       }
       // Run synchronously (better-sqlite3): nothing else runs on the connection between the inserts.
