@@ -192,6 +192,19 @@ describeEachDatabase('Audit routes on a large log', (database) => {
         total: all,
         pages: lastPage,
       });
+      // A page past the end says how many there are; a full page before the bound counts on after its end.
+      expect(await logs(`excludePaths=&pageSize=50&page=${lastPage + 3}`)).toMatchObject({
+        items: [],
+        total: all,
+        pages: lastPage,
+      });
+      const alices = SEED.filter((e) => e.username === 'Alice').length;
+      expect(await logs('search=alice&excludePaths=&pageSize=5&page=2')).toMatchObject({ total: alices });
+      expect(await logs(`search=alice&excludePaths=&pageSize=5&page=${Math.ceil(alices / 5)}`)).toMatchObject(
+        {
+          total: alices,
+        },
+      );
       expect(await logs('search=bulk&pageSize=50')).toMatchObject({ total: TOTAL_COUNT_BOUND + 1 });
       expect(await logs('search=alice&excludePaths=&pageSize=50')).toMatchObject({
         total: SEED.filter((e) => e.username === 'Alice').length,

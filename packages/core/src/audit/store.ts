@@ -272,6 +272,13 @@ export function createActivityStore(
     return or(beyond, isNull(key), sameThenTail)!;
   }
 
+  /** The values of `row` in the sort `keys`. */
+  const sortValues = (keys: Column[], row: StoredActivity) =>
+    keys.map((key) => {
+      const field = Object.entries(columns).find(([, c]) => c === key)![0] as keyof StoredActivity;
+      return row[field];
+    });
+
   const readRows = (query: { toSQL(): { sql: string; params: unknown[] } }) =>
     reads.rows<StoredActivity>(table, query);
   const readNumber = (query: SQL) => reads.number(query);
@@ -322,11 +329,7 @@ export function createActivityStore(
             message: 'after must be the id of an entry that still exists',
           });
         }
-        const values = keys.map((key) => {
-          const field = Object.entries(columns).find(([, c]) => c === key)![0] as keyof StoredActivity;
-          return anchor[field];
-        });
-        pageCondition = and(condition, afterCondition(keys, values, options.descending));
+        pageCondition = and(condition, afterCondition(keys, sortValues(keys, anchor), options.descending));
       }
       const order = orderClause(keys, options.descending);
       // A page past the first on PostgreSQL: the OFFSET walk picks ids only, then the page's rows are read by
@@ -358,15 +361,26 @@ export function createActivityStore(
               .limit(options.limit)
               .offset(options.offset);
       const bound = options.countUpTo;
-      const [rows, total] = await Promise.all([
-        readRows(rowsQuery),
-        bound === undefined
-          ? Promise.resolve(0)
-          : readNumber(
-              sql`select count(*) from (select 1 from ${table} ${condition ? sql`where ${condition}` : sql``} limit ${bound}) as bounded`,
-            ),
-      ]);
-      return { rows, total };
+      const countUpTo = (matching: SQL | undefined, upTo: number) =>
+        readNumber(
+          sql`select count(*) from (select 1 from ${table} ${matching ? sql`where ${matching}` : sql``} limit ${upTo}) as bounded`,
+        );
+      if (bound === undefined) return { rows: await readRows(rowsQuery), total: 0 };
+      if (options.after !== undefined) {
+        const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
+        return { rows, total };
+      }
+      // The page first, then only what it cannot tell: a page that ends short ends the matches (exact, no
+      // count); after a full page, what follows its last row up to the bound (keyset: no second walk of the
+      // OFFSET); only a page past the end counts from the start. Same figure as counting all matches up to
+      // the bound (docs/activity-log.md "Large logs"), one OFFSET walk instead of two.
+      const rows = await readRows(rowsQuery);
+      const seen = options.offset + rows.length;
+      if (rows.length === 0)
+        return { rows, total: options.offset === 0 ? 0 : await countUpTo(condition, bound) };
+      if (rows.length < options.limit) return { rows, total: seen };
+      const beyond = afterCondition(keys, sortValues(keys, rows.at(-1)!), options.descending);
+      return { rows, total: seen + (await countUpTo(and(condition, beyond), bound - seen)) };
     },
 
     /** The last `limit` entries, newest first. */
