@@ -16,6 +16,7 @@ import {
   type SQLWrapper,
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { columnName as column } from '../kernel/db/sql.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
@@ -114,7 +115,6 @@ export function createActivityStore(
    * and its text changed with the batch size, so PostgreSQL parsed and planned every one (docs/performance.md
    * "Fourth round").
    */
-  const column = (c: { name: string }) => sql.identifier(c.name);
   const batchColumns = [
     [table.timestamp, 'timestamptz'],
     [table.userId, 'uuid'],

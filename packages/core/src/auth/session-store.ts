@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { equalsWithoutIndex } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { deleteUntilGone } from './refresh-deletion.js';
 import type { SessionTable } from './tables.js';
@@ -73,9 +74,7 @@ export function sessionWrites(db: Database, session: SessionTable) {
       .where(
         and(
           eq(session.id, sql.placeholder('id')),
-          // `IS TRUE`: no index serves it, so the row is found by its primary key alone (as in
-          // `sessionStateColumn`), never through the user's index filtering every session of the user.
-          sql`(${session.userId} = ${sql.placeholder('userId')}) IS TRUE`,
+          equalsWithoutIndex(session.userId, sql.placeholder('userId')),
           isNull(session.revokedAt),
         ),
       )

@@ -1,6 +1,7 @@
 import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
+import { columnName as col, equalsWithoutIndex } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
@@ -22,9 +23,6 @@ export type UserUpdate = Partial<Omit<CoreTables['user']['$inferInsert'], 'id'>>
 interface Prepared<T> {
   execute(values?: Record<string, unknown>): PromiseLike<T> | T;
 }
-
-/** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
-const col = (column: { name: string }) => sql.identifier(column.name);
 
 /**
  * Runs a prepared SQLite statement synchronously (better-sqlite3), so that several of them inside one
@@ -134,7 +132,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
           ), spent AS (
             UPDATE ${refreshToken} SET ${col(refreshToken.spentAt)} = ${time('now')}
             WHERE ${refreshToken.jti} = ${p('jti')} AND ${refreshToken.spentAt} IS NULL
-              AND ${refreshToken.userId}::text = ${p('userId')} AND ${refreshToken.family} || '' = ${p('family')}
+              AND ${equalsWithoutIndex(refreshToken.userId, p('userId'))} AND ${equalsWithoutIndex(refreshToken.family, p('family'))}
               AND EXISTS (SELECT 1 FROM account WHERE ${col(user.isActive)}
                 AND (${col(user.passwordChangedAt)} IS NULL OR ${col(user.passwordChangedAt)} < ${time('revokedFrom')}))
             RETURNING ${refreshToken.jti}
@@ -145,7 +143,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
             RETURNING ${col(refreshToken.jti)}
           ), touched AS (
             UPDATE ${session} SET ${col(session.lastUsedAt)} = ${time('now')}
-            WHERE ${session.id} = ${p('family')}::uuid AND ${session.userId}::text = ${p('userId')}
+            WHERE ${session.id} = ${p('family')}::uuid AND ${equalsWithoutIndex(session.userId, p('userId'))}
               AND ${session.revokedAt} IS NULL AND EXISTS (SELECT 1 FROM spent)
             RETURNING ${col(session.id)}
           )
@@ -453,7 +451,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         // round trips"; the text is `rotationStatement` above). The session UPDATE re-reads a row a concurrent
         // revocation changed (READ COMMITTED), so a session marked revoked while this statement ran is not
         // touched. The family is a uuid (service.ts checks it). The refresh record and the session are found
-        // by their primary keys only: their user and family are compared as text, which no index serves.
+        // by their primary keys only: their user and family are compared by `equalsWithoutIndex`.
         // Otherwise PostgreSQL may take the user's or the family's index (it did on tables without statistics,
         // and for a custom plan after ANALYZE) and filter every record of it: a session leaves one record per
         // rotation, so each refresh cost more than the one before. The ids compared are the canonical
