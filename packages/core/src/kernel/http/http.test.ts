@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { z } from 'zod';
 import { SvcError } from '../errors/svc-error.js';
 import { defineRouter } from '../router.js';
@@ -26,6 +27,7 @@ function projectRouters() {
   open.delete('/gone', { status: 204 }, () => undefined);
   open.get('/bare', { envelope: false }, () => ({ bare: true }));
   open.get('/requestid', {}, (ctx) => ({ id: ctx.requestId }));
+  open.get('/text', {}, () => ({ text: 'Zoë, 漢字 🙂' }));
   const other = defineRouter({ prefix: '/other', public: true, name: 'other' });
   other.get('/x', {}, () => ({ x: 1 }));
   const closed = defineRouter({ prefix: '/closed' });
@@ -132,6 +134,31 @@ describeEachDatabase('HTTP kernel', (database) => {
     const res = await app.get('/api/nope');
     expect(res.status).toBe(404);
     expect(res.body.detail[0].code).toBe('request.not_found');
+  });
+
+  // server.ts `sendJson`: a route's JSON is written directly, as Express's res.json would write it; HEAD and
+  // conditional requests still go through Express.
+  it('answers JSON with its charset and byte length, HEAD without a body, If-None-Match * with 304', async () => {
+    const plain = await fetch(`${app.url}/api/open/text`);
+    const text = await plain.text();
+    expect(plain.status).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ data: { text: 'Zoë, 漢字 🙂' } });
+    expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(plain.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    const head = await fetch(`${app.url}/api/open/text`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(await head.text()).toBe('');
+    // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request, which makes it stale.
+    const conditional = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      get(`${app.url}/api/open/text`, { headers: { 'If-None-Match': '*' } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      }).on('error', reject);
+    });
+    expect(conditional).toEqual({ status: 304, body: '' });
   });
 
   it('sends 204 without a body and bare payloads for unwrapped routes', async () => {
