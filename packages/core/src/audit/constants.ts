@@ -22,8 +22,8 @@ export const OPT_OUT_SETTING = 'audit.disableActivityLog';
 export const FLUSH_INTERVAL_MS = 200;
 /**
  * …or as soon as this many entries wait (one multi-row INSERT each; far below both dialects' parameter caps).
- * On the file database a batch is one transaction on the event loop, and the text index of `search` (FTS5,
- * about 30 to 40 us an entry) makes 100 entries 3 to 6 ms where 500 would stop everything else for 15 to 30.
+ * On the file database a batch is one transaction on the event loop (about 15 us an entry under load: seven
+ * indexes and the text index's terms), so 100 entries hold it 1 to 2 ms where 500 would hold it 5 to 10.
  */
 export const FLUSH_BATCH_SIZE = 100;
 /** Entries kept in memory while the database fails; beyond this the oldest are dropped and counted. */
