@@ -3,17 +3,29 @@
 // self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
 //
 //   node bench/lib/profile.mjs <user|notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]
+//
+// Only the samples of the load's window count; figures are per request answered. PROFILE_CONNECTIONS=1 runs one
+// request at a time; PROFILE_POSTGRES=1 serves a fresh database of SVC_TEST_POSTGRES_URL.
 import { URLSearchParams } from 'node:url';
 import { fork } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from './pg.mjs';
 import { READER, TMP, createProject, login, seedReader, startServe } from './project.mjs';
 
 const [scenario = 'user', seconds = '8', ...pairs] = process.argv.slice(2);
 const settings = Object.fromEntries(
   pairs.map((p) => p.split('=')).map(([k, v]) => [k.replace(/^SVC_/, '').toLowerCase(), v]),
 );
-const project = await createProject();
+// PROFILE_POSTGRES=1: the project on a fresh database of SVC_TEST_POSTGRES_URL instead of the file database.
+const database = process.env.PROFILE_POSTGRES
+  ? await pg.create(process.env.SVC_TEST_POSTGRES_URL)
+  : undefined;
+const project = await createProject({ databaseUrl: database?.url });
+let result;
+const window = {};
+/** PROFILE_CONNECTIONS: autocannon's connections (10, as the bench); 1 shows one request's work uncontended. */
+const connections = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const profDir = join(TMP, `prof-${scenario}-${Date.now()}`);
 mkdirSync(profDir, { recursive: true });
 const server = await startServe(project.dir, settings, {
@@ -41,10 +53,14 @@ try {
     jobs.refresh = { url: url('/api/auth/refresh-token'), chain: 'refresh', seedTokens };
   }
   const loader = fork(join(import.meta.dirname, 'load.mjs'), { stdio: 'inherit' });
-  const result = await new Promise((resolve) => {
+  // The load's window on the monotonic clock the profile's sample times use (µs): start-up, seeding and
+  // shutdown stay out of the figures.
+  window.from = Number(process.hrtime.bigint() / 1000n);
+  result = await new Promise((resolve) => {
     loader.once('message', resolve);
-    loader.send({ ...jobs[scenario], connections: 10, seconds: Number(seconds) });
+    loader.send({ ...jobs[scenario], connections, seconds: Number(seconds) });
   });
+  window.to = Number(process.hrtime.bigint() / 1000n);
   loader.kill();
   console.log(
     `${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}`,
@@ -52,12 +68,22 @@ try {
 } finally {
   await server.stop();
   project.remove();
+  await database?.drop();
 }
-const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+// The main thread's profile (thread id 0); a file database's read worker writes one of its own.
+const file = readdirSync(profDir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+// Beside the profile, for comparing two runs: the load's window and the requests answered in it.
+writeFileSync(join(profDir, 'window.json'), JSON.stringify({ ...window, requests: result.total }));
 const p = JSON.parse(readFileSync(join(profDir, file), 'utf8'));
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const time = new Map();
-p.samples.forEach((s, i) => time.set(s, (time.get(s) ?? 0) + (p.timeDeltas[i] ?? 0)));
+// Sample i lasts until sample i + 1; only the samples inside the load's window count.
+let at = p.startTime;
+p.samples.forEach((s, i) => {
+  at += p.timeDeltas[i];
+  if (at < window.from || at > window.to) return;
+  time.set(s, (time.get(s) ?? 0) + (p.timeDeltas[i + 1] ?? 0));
+});
 const self = new Map();
 const pkgs = new Map();
 for (const [id, t] of time) {
@@ -79,7 +105,16 @@ const show = (m, n) =>
   [...m.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .forEach(([k, t]) => console.log(`${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`));
+    .forEach(([k, t]) =>
+      console.log(
+        `${((100 * t) / total).toFixed(1).padStart(5)}% ${(t / result.total).toFixed(1).padStart(7)} µs/req  ${k}`,
+      ),
+    );
+const idle = [...time].filter(([id]) => byId.get(id).callFrame.functionName === '(idle)');
+const busy = total - idle.reduce((a, [, t]) => a + t, 0);
+console.log(
+  `main thread busy (not idle) during the load: ${(busy / result.total).toFixed(1)} µs per request`,
+);
 console.log(`\nself time by package (${profDir}/${file}):`);
 show(pkgs, 15);
 console.log('\nself time by function:');
