@@ -113,6 +113,24 @@ const PEER_PAIRS = [
 
 // ------------------------------------------------------------------------------------------------ children
 
+/** `items` in an order fixed by `seed` (Fisher-Yates over mulberry32): the same order every run. */
+function shuffled(items, seed) {
+  let state = seed >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const list = [...items];
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [list[i], list[j]] = [list[j], list[i]];
+  }
+  return list;
+}
+
 function forkChild(script, args = []) {
   return fork(join(HERE, 'lib', script), args, { stdio: 'inherit' });
 }
@@ -187,7 +205,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
   const secret = /^SVC_SECRET_KEY=(.*)$/m.exec(env)[1].trim();
   const stops = [];
   const loader = forkChild('load.mjs');
-  const out = { rows: {}, coldStarts: [] };
+  const out = { rows: {}, coldStarts: [], orders: [] };
   try {
     log(`project ${project.dir}`);
     // Cold start: process start to the first 200 of /api/health/live, a fresh process each time.
@@ -376,12 +394,13 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
     }
     for (let i = 0; i < PLAN.rounds; i++) {
       log(`round ${i + 1}/${PLAN.rounds} (${PLAN.duration} s each)`);
-      // Each round starts at another target, so that no target always follows the same one (what a round
-      // leaves behind, a WAL to read through, caches of another shape, falls on different targets).
-      const keys = Object.keys(jobs);
-      const start = Math.round((i * keys.length) / PLAN.rounds);
-      for (const key of [...keys.slice(start), ...keys.slice(0, start)])
-        rounds[key].push(await run(key, PLAN.duration));
+      // Each round runs the targets in another order, so that no target always follows the same one: what
+      // a round leaves behind (a WAL to read through after the logins' writes, caches of another shape)
+      // falls on different targets. Starting each round at another target kept the cyclic order, so
+      // `GET /api/auth/user` still followed the login round in four rounds of five.
+      const keys = shuffled(Object.keys(jobs), i + 1);
+      out.orders.push(keys);
+      for (const key of keys) rounds[key].push(await run(key, PLAN.duration));
     }
     for (const [key, list] of Object.entries(rounds)) {
       const failed = list.reduce((n, r) => n + r.non2xx + r.errors, 0);
