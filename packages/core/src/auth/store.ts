@@ -181,35 +181,20 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
   const unlockedAt = or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil)));
   // SPEC "Account login lock": one slot taken atomically before the check, only while unlocked and below
-  // the limit (login-attempts.ts).
-  const reserveStatement = prepare<{ count: number }[]>(
+  // the limit (login-attempts.ts), on the user row that `match` names.
+  const reservation = (...match: SQL[]) =>
     orm
       .update(user)
       .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
-      .where(
-        and(
-          eq(user.id, sql.placeholder('id')),
-          sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
-          unlockedAt,
-        ),
-      )
-      .returning({ count: user.failedLoginCount }),
+      .where(and(...match, sql`${user.failedLoginCount} < ${sql.placeholder('max')}`, unlockedAt));
+  const reserveStatement = prepare<{ count: number }[]>(
+    reservation(eq(user.id, sql.placeholder('id'))).returning({ count: user.failedLoginCount }),
     'svc_auth_reserve_attempt',
   );
   // The same slot taken by username at the start of a password login, the active user's row returned with it
   // (docs/performance.md "PostgreSQL round trips": the lookup and the reservation in one statement).
   const reserveByUsernameQuery = () =>
-    orm
-      .update(user)
-      .set({ failedLoginCount: sql`${user.failedLoginCount} + 1` })
-      .where(
-        and(
-          eq(user.username, sql.placeholder('username')),
-          eq(user.isActive, true),
-          sql`${user.failedLoginCount} < ${sql.placeholder('max')}`,
-          unlockedAt,
-        ),
-      );
+    reservation(eq(user.username, sql.placeholder('username')), eq(user.isActive, true));
   const reserveByUsernameStatement = prepare<UserRow[]>(
     reserveByUsernameQuery().returning(),
     'svc_auth_reserve_by_username',
