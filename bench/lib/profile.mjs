@@ -23,7 +23,7 @@ const database = process.env.PROFILE_POSTGRES
   : undefined;
 const project = await createProject({ databaseUrl: database?.url });
 let result;
-const window = {};
+const loadWindow = {};
 /** PROFILE_CONNECTIONS: autocannon's connections (10, as the bench); 1 shows one request's work uncontended. */
 const connections = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const profDir = join(TMP, `prof-${scenario}-${Date.now()}`);
@@ -55,12 +55,12 @@ try {
   const loader = fork(join(import.meta.dirname, 'load.mjs'), { stdio: 'inherit' });
   // The load's window on the monotonic clock the profile's sample times use (µs): start-up, seeding and
   // shutdown stay out of the figures.
-  window.from = Number(process.hrtime.bigint() / 1000n);
+  loadWindow.from = Number(process.hrtime.bigint() / 1000n);
   result = await new Promise((resolve) => {
     loader.once('message', resolve);
     loader.send({ ...jobs[scenario], connections, seconds: Number(seconds) });
   });
-  window.to = Number(process.hrtime.bigint() / 1000n);
+  loadWindow.to = Number(process.hrtime.bigint() / 1000n);
   loader.kill();
   console.log(
     `${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}`,
@@ -73,7 +73,7 @@ try {
 // The main thread's profile (thread id 0); a file database's read worker writes one of its own.
 const file = readdirSync(profDir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
 // Beside the profile, for comparing two runs: the load's window and the requests answered in it.
-writeFileSync(join(profDir, 'window.json'), JSON.stringify({ ...window, requests: result.total }));
+writeFileSync(join(profDir, 'window.json'), JSON.stringify({ ...loadWindow, requests: result.total }));
 const p = JSON.parse(readFileSync(join(profDir, file), 'utf8'));
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const time = new Map();
@@ -81,7 +81,7 @@ const time = new Map();
 let at = p.startTime;
 p.samples.forEach((s, i) => {
   at += p.timeDeltas[i];
-  if (at < window.from || at > window.to) return;
+  if (at < loadWindow.from || at > loadWindow.to) return;
   time.set(s, (time.get(s) ?? 0) + (p.timeDeltas[i + 1] ?? 0));
 });
 const self = new Map();

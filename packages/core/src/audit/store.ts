@@ -172,14 +172,15 @@ export function createActivityStore(
       );
       if (existing.length > 0) return true;
       const [log, terms, search] = [q(name), q(termsTable), q(termsSearch)];
-      /** `old` or `new`: that row's username and path as terms. */
-      const add = (row: 'new') =>
-        `INSERT OR IGNORE INTO ${terms}(kind, value) SELECT ${USERNAME_TERM}, ${row}.username WHERE ${row}.username IS NOT NULL; ` +
-        `INSERT OR IGNORE INTO ${terms}(kind, value) VALUES (${PATH_TERM}, ${row}.path);`;
-      /** The old row's terms that no entry holds any more (the (username, timestamp) and (path, timestamp) indexes). */
-      const prune = (row: 'old') =>
-        `DELETE FROM ${terms} WHERE kind = ${USERNAME_TERM} AND value = ${row}.username AND NOT EXISTS (SELECT 1 FROM ${log} WHERE username = ${row}.username); ` +
-        `DELETE FROM ${terms} WHERE kind = ${PATH_TERM} AND value = ${row}.path AND NOT EXISTS (SELECT 1 FROM ${log} WHERE path = ${row}.path);`;
+      // A new or changed entry's username and path as terms.
+      const addNew =
+        `INSERT OR IGNORE INTO ${terms}(kind, value) SELECT ${USERNAME_TERM}, new.username WHERE new.username IS NOT NULL; ` +
+        `INSERT OR IGNORE INTO ${terms}(kind, value) VALUES (${PATH_TERM}, new.path);`;
+      // A deleted or changed entry's terms that no entry holds any more (the (username, timestamp) and
+      // (path, timestamp) indexes answer the NOT EXISTS).
+      const pruneOld =
+        `DELETE FROM ${terms} WHERE kind = ${USERNAME_TERM} AND value = old.username AND NOT EXISTS (SELECT 1 FROM ${log} WHERE username = old.username); ` +
+        `DELETE FROM ${terms} WHERE kind = ${PATH_TERM} AND value = old.path AND NOT EXISTS (SELECT 1 FROM ${log} WHERE path = old.path);`;
       await db.transaction(async () => {
         // An index of an earlier release: FTS5 over every entry, kept by three triggers.
         for (const trigger of ['insert', 'delete', 'update'])
@@ -200,13 +201,13 @@ export function createActivityStore(
             `INSERT INTO ${search}(${search}, rowid, value) VALUES ('delete', old.id, old.value); END`,
         );
         await db.exec(
-          `CREATE TRIGGER ${q(`${termsTable}_entry_insert`)} AFTER INSERT ON ${log} BEGIN ${add('new')} END`,
+          `CREATE TRIGGER ${q(`${termsTable}_entry_insert`)} AFTER INSERT ON ${log} BEGIN ${addNew} END`,
         );
         await db.exec(
-          `CREATE TRIGGER ${q(`${termsTable}_entry_delete`)} AFTER DELETE ON ${log} BEGIN ${prune('old')} END`,
+          `CREATE TRIGGER ${q(`${termsTable}_entry_delete`)} AFTER DELETE ON ${log} BEGIN ${pruneOld} END`,
         );
         await db.exec(
-          `CREATE TRIGGER ${q(`${termsTable}_entry_update`)} AFTER UPDATE OF username, path ON ${log} BEGIN ${add('new')} ${prune('old')} END`,
+          `CREATE TRIGGER ${q(`${termsTable}_entry_update`)} AFTER UPDATE OF username, path ON ${log} BEGIN ${addNew} ${pruneOld} END`,
         );
         await db.exec(
           `INSERT OR IGNORE INTO ${terms}(kind, value) SELECT DISTINCT ${USERNAME_TERM}, username FROM ${log} WHERE username IS NOT NULL`,
