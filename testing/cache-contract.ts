@@ -148,4 +148,38 @@ export function runCacheContract(makeCache: (prefix: string) => Promise<Cache>):
     read!.list.push(3);
     expect(await cache.get('copy')).toEqual({ list: [1], nested: { n: 1 } });
   });
+
+  // SPEC-3 §7 rule 6: security state is never dropped to make room for entries anonymous requests create. The
+  // caches under test hold 1,000 ordinary entries (cache_max_entries), so 1,100 writes overflow the memory one.
+  test('entries kept as security state survive any number of ordinary writes', async () => {
+    await cache.set('kept:cooldown', 1, 60, { keep: 'security' });
+    expect(await cache.setIfAbsent('kept:totp-step', 1, 60, { keep: 'security' })).toBe(true);
+    await cache.set('kept:challenge', { challenge: 'c' }, 60, { keep: 'anonymous' });
+    await Promise.all(Array.from({ length: 1_100 }, (_, i) => cache.set(`flood:${i}`, i, 60)));
+    expect(await cache.get('kept:cooldown')).toBe(1);
+    expect(await cache.ttl('kept:cooldown')).toBe(60);
+    expect(await cache.setIfAbsent('kept:totp-step', 2, 60, { keep: 'security' })).toBe(false);
+    expect(await cache.take('kept:challenge')).toEqual({ challenge: 'c' });
+    expect(await cache.take('kept:challenge')).toBeUndefined();
+  });
+
+  test('kept entries expire with their TTL, and delete or an ordinary set replaces them', async () => {
+    await cache.set('kept:short', 'x', 1, { keep: 'security' });
+    await cache.set('kept:deleted', 'x', 60, { keep: 'anonymous' });
+    await cache.set('kept:replaced', 'x', 60, { keep: 'security' });
+    await cache.delete('kept:deleted');
+    await cache.set('kept:replaced', 'y');
+    expect(await cache.get('kept:deleted')).toBeUndefined();
+    expect(await cache.get('kept:replaced')).toBe('y');
+    expect(await cache.ttl('kept:replaced')).toBeUndefined();
+    await sleep(1_200);
+    expect(await cache.get('kept:short')).toBeUndefined();
+    expect(await cache.setIfAbsent('kept:short', 'again', 60, { keep: 'security' })).toBe(true);
+  });
+
+  test('refuses a kept entry without a TTL (it would never leave)', async () => {
+    await expect(cache.set('kept:forever', 1, 0, { keep: 'security' })).rejects.toThrow(TypeError);
+    await expect(cache.setIfAbsent('kept:forever', 1, 0, { keep: 'anonymous' })).rejects.toThrow(TypeError);
+    expect(await cache.get('kept:forever')).toBeUndefined();
+  });
 }

@@ -35,7 +35,7 @@ export { SettingsSchema, type Settings, type SettingsInput } from './kernel/conf
 export { loadSettings, ConfigError, type LoadSettingsOptions } from './kernel/config/load.js';
 export { addTranslations } from './kernel/i18n/index.js';
 export { PaginationQuery, pageOf, pageSchema, type Page } from './kernel/pagination.js';
-export type { Cache } from './kernel/cache/cache.js';
+export type { Cache, CacheWriteOptions } from './kernel/cache/cache.js';
 export type { Database } from './kernel/db/database.js';
 export type { Logger } from './kernel/log/logger.js';
 export type { AuthUser, Audience, CoreEvents, Ports } from './kernel/ports.js';

@@ -53,7 +53,8 @@ export function createAccountService(deps: AccountServiceDeps) {
   async function cooledDown(purpose: AccountTokenPurpose, userId: string): Promise<boolean> {
     const seconds = settings.account_mail_cooldown_seconds;
     if (seconds === 0) return true;
-    return cache.setIfAbsent(`account-mail:${purpose}:${userId}`, 1, seconds);
+    // SPEC-3 §7 rule 6: a cooldown is security state, never evicted by other (anonymous) entries.
+    return cache.setIfAbsent(`account-mail:${purpose}:${userId}`, 1, seconds, { keep: 'security' });
   }
 
   async function issue(purpose: AccountTokenPurpose, userId: string, email: string, minutes: number) {

@@ -95,7 +95,8 @@ export function createCacheTicketStore(deps: { cache: Cache; now: () => Date }):
         issuedAt: at,
         expiresAt: at + TICKET_TTL_SECONDS * 1000,
       };
-      await cache.set(key(ticket), value, TICKET_TTL_SECONDS);
+      // SPEC-3 §7 rule 6: a pending ticket is security state, never evicted by other entries.
+      await cache.set(key(ticket), value, TICKET_TTL_SECONDS, { keep: 'security' });
       return ticket;
     },
     async redeem(ticket) {

@@ -82,8 +82,11 @@ export function createMfaService(deps: MfaServiceDeps) {
    * first, 'replayed' for the others (a valid code presented twice: a double-submit, not a guess).
    */
   async function consumeTotpStep(userId: string, step: number): Promise<CodeOutcome> {
-    if (!(await cache.setIfAbsent(`mfa:totp:${userId}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS)))
-      return 'replayed';
+    // SPEC-3 §7 rule 6: a used step is security state, never evicted by other entries.
+    const fresh = await cache.setIfAbsent(`mfa:totp:${userId}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS, {
+      keep: 'security',
+    });
+    if (!fresh) return 'replayed';
     return (await store.consumeTotpStep(userId, step)) ? 'ok' : 'replayed';
   }
 
@@ -100,7 +103,7 @@ export function createMfaService(deps: MfaServiceDeps) {
       if (!config?.isActive) return 'wrong';
       const hashes = parseHashes(config.backupCodes);
       if (!hashes.includes(hash)) return (await cache.get(usedKey)) ? 'replayed' : 'wrong';
-      await cache.set(usedKey, 1, BACKUP_CODE_REPLAY_TTL_SECONDS);
+      await cache.set(usedKey, 1, BACKUP_CODE_REPLAY_TTL_SECONDS, { keep: 'security' });
       if (
         await store.swapBackupCodes(
           userId,
@@ -339,8 +342,10 @@ export function createMfaService(deps: MfaServiceDeps) {
       const code = normaliseOtpCode(input);
       const step = secret && code ? matchTotpStep(secret, code, now()) : null;
       if (step === null || (config.lastTotpStep !== null && step <= config.lastTotpStep)) throw invalid();
-      if (!(await cache.setIfAbsent(`mfa:totp:${user.id}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS)))
-        throw invalid();
+      const fresh = await cache.setIfAbsent(`mfa:totp:${user.id}:${step}`, 1, TOTP_USED_STEP_TTL_SECONDS, {
+        keep: 'security',
+      });
+      if (!fresh) throw invalid();
       if (!(await store.activateTotp(user.id, config.totpSecret, step))) throw invalid();
       return { enabled: true, method: 'totp' };
     },

@@ -69,6 +69,46 @@ describe('MemoryCache', () => {
     expect(await cache.get('d')).toBe(4);
   });
 
+  test('never evicts security state for ordinary entries (SPEC-3 §7 rule 6)', async () => {
+    const cache = new MemoryCache(3);
+    await cache.set('cooldown', 1, 60, { keep: 'security' });
+    for (let i = 0; i < 10; i++) await cache.set(`anonymous:${i}`, i, 60);
+    expect(await cache.get('cooldown')).toBe(1);
+    expect(await cache.get('anonymous:0')).toBeUndefined(); // the ordinary ones are evicted among themselves
+  });
+
+  test('refuses a pending anonymous entry beyond max entries instead of dropping one (SPEC-3 §7 rule 6)', async () => {
+    const cache = new MemoryCache(3);
+    for (let i = 0; i < 3; i++) await cache.set(`login:${i}`, i, 60, { keep: 'anonymous' });
+    await expect(cache.set('login:3', 3, 60, { keep: 'anonymous' })).rejects.toMatchObject({
+      code: 'cache.unavailable',
+      status: 503,
+    });
+    await expect(cache.setIfAbsent('login:3', 3, 60, { keep: 'anonymous' })).rejects.toMatchObject({
+      code: 'cache.unavailable',
+    });
+    expect([await cache.get('login:0'), await cache.get('login:1'), await cache.get('login:2')]).toEqual([
+      0, 1, 2,
+    ]);
+    // Security state of known users has its own room: a full anonymous pool does not refuse it.
+    expect(await cache.setIfAbsent('cooldown', 1, 60, { keep: 'security' })).toBe(true);
+    // A pending entry that leaves (taken, or expired) makes room again; so does overwriting a pending key.
+    await cache.set('login:2', 'again', 60, { keep: 'anonymous' });
+    expect(await cache.take('login:0')).toBe(0);
+    await cache.set('login:3', 3, 60, { keep: 'anonymous' });
+    expect(await cache.get('login:3')).toBe(3);
+  });
+
+  test('sweeps expired anonymous entries when full, so expired ones do not refuse new ones', async () => {
+    const cache = new MemoryCache(2);
+    await cache.set('a', 1, 0.1, { keep: 'anonymous' });
+    await cache.set('b', 2, 0.1, { keep: 'anonymous' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await cache.set('c', 3, 60, { keep: 'anonymous' });
+    await cache.set('d', 4, 60, { keep: 'anonymous' });
+    expect([await cache.get('c'), await cache.get('d')]).toEqual([3, 4]);
+  });
+
   test('refuses a value JSON cannot carry instead of storing nothing', async () => {
     await expect(new MemoryCache(3).set('nothing', undefined)).rejects.toThrow(TypeError);
   });

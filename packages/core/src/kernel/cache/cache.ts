@@ -5,10 +5,13 @@
 export interface Cache {
   readonly kind: 'memory' | 'redis';
   get<T = unknown>(key: string): Promise<T | undefined>;
-  /** Stores a value; `ttlSeconds` omitted or 0 keeps it until evicted. */
-  set(key: string, value: unknown, ttlSeconds?: number): Promise<void>;
+  /**
+   * Stores a value; `ttlSeconds` omitted or 0 keeps it until evicted. `options.keep` marks security state that
+   * is never evicted to make room (see {@link CacheWriteOptions}).
+   */
+  set(key: string, value: unknown, ttlSeconds?: number, options?: CacheWriteOptions): Promise<void>;
   /** Stores only when the key is absent; true when it was stored (atomic). */
-  setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
+  setIfAbsent(key: string, value: unknown, ttlSeconds: number, options?: CacheWriteOptions): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Reads and deletes in one atomic step (single-use credentials). */
   take<T = unknown>(key: string): Promise<T | undefined>;
@@ -20,6 +23,31 @@ export interface Cache {
   /** Seconds until the key expires; undefined when absent or without expiry. */
   ttl(key: string): Promise<number | undefined>;
   close(): Promise<void>;
+}
+
+/**
+ * How a written entry may leave the cache before its time (SPEC-3 §7 rule 6: anonymous traffic cannot evict
+ * security state).
+ *
+ * @example
+ * await cache.setIfAbsent(`account-mail:${purpose}:${userId}`, 1, seconds, { keep: 'security' });
+ */
+export interface CacheWriteOptions {
+  /**
+   * Security state is never evicted to make room for other entries: it leaves by its TTL (required, > 0),
+   * `delete` or `take`.
+   * - `'security'`: state tied to a user or to a caller who proved something (mail cooldowns, used TOTP steps,
+   *   used backup codes, registration and MFA challenges, event tickets); its number is bounded by the users.
+   * - `'anonymous'`: state an anonymous request creates (a passkey login's pending challenge): once the cache
+   *   holds `cache_max_entries` of these, a new one is refused with `cache.unavailable` (503) instead of
+   *   dropping one still pending.
+   *
+   * Omitted: an ordinary entry (a cached read, a rate-limit counter), evicted least recently used first when
+   * the in-process cache holds `cache_max_entries` of them. Redis evicts nothing when run with
+   * `maxmemory-policy noeviction` (docs/deployment.md): a full Redis refuses writes, `cache.unavailable`.
+   * @default undefined
+   */
+  keep?: 'security' | 'anonymous';
 }
 
 /** JSON text of a cache value; refuses what JSON cannot carry instead of storing a silent `undefined`. */

@@ -1,7 +1,7 @@
 import type { createClient, RedisClientOptions } from 'redis';
 import { SvcError } from '../errors/svc-error.js';
 import type { Logger } from '../log/logger.js';
-import { encode, ttlMilliseconds, type Cache } from './cache.js';
+import { encode, ttlMilliseconds, type Cache, type CacheWriteOptions } from './cache.js';
 
 /** A command that gets no answer within this time fails (a hung server must not hang requests). */
 const COMMAND_TIMEOUT_MS = 2_000;
@@ -85,16 +85,21 @@ export class RedisCache implements Cache {
     return text === null ? undefined : (JSON.parse(text) as T);
   }
 
-  async set(key: string, value: unknown, ttlSeconds?: number): Promise<void> {
-    const ms = ttlMilliseconds(ttlSeconds);
+  async set(key: string, value: unknown, ttlSeconds?: number, options?: CacheWriteOptions): Promise<void> {
+    const ms = keptTtl(ttlSeconds, options);
     const text = encode(value);
     await this.#run(() =>
       this.#client.set(this.#key(key), text, ms > 0 ? { expiration: { type: 'PX', value: ms } } : undefined),
     );
   }
 
-  async setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
-    const ms = ttlMilliseconds(ttlSeconds);
+  async setIfAbsent(
+    key: string,
+    value: unknown,
+    ttlSeconds: number,
+    options?: CacheWriteOptions,
+  ): Promise<boolean> {
+    const ms = keptTtl(ttlSeconds, options);
     const text = encode(value);
     const reply = await this.#run(() =>
       this.#client.set(this.#key(key), text, {
@@ -146,6 +151,17 @@ export class RedisCache implements Cache {
       throw new SvcError('cache.unavailable', { cause: error });
     }
   }
+}
+
+/**
+ * The TTL in milliseconds, refusing a kept entry without one as MemoryCache does. Redis itself evicts nothing
+ * under `maxmemory-policy noeviction` (docs/deployment.md "Redis"): every entry is kept, and a full server
+ * refuses the write (`cache.unavailable`) instead of dropping security state (SPEC-3 §7 rule 6).
+ */
+function keptTtl(ttlSeconds: number | undefined, options: CacheWriteOptions | undefined): number {
+  const ms = ttlMilliseconds(ttlSeconds);
+  if (options?.keep && ms === 0) throw new TypeError('a kept cache entry needs a TTL');
+  return ms;
 }
 
 /**

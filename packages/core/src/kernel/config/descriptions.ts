@@ -39,7 +39,11 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   },
   auth_rate_window_seconds: { meaning: 'Window of auth_rate_limit, seconds', constraint: 'min 1' },
   auto_create_auth_schema: { meaning: 'Create the auth tables at startup instead of using migrations' },
-  cache_max_entries: { meaning: 'Maximum entries of the in-process cache', constraint: 'min 1' },
+  cache_max_entries: {
+    meaning:
+      'Maximum ordinary entries of the in-process cache (least recently used evicted), and of pending anonymous challenges (beyond: 503); security state is never evicted',
+    constraint: 'min 1',
+  },
   cache_prefix: { meaning: 'Prefix of cache keys' },
   cache_url: {
     meaning:
