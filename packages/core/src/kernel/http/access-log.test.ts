@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { sql } from 'drizzle-orm';
+import { startSmtp } from '../../../../../testing/smtp.js';
 import { defineRouter } from '../router.js';
 import { describeEachDatabase } from '../../testing/each.js';
 import { startTestApp } from '../../testing/test-app.js';
@@ -46,6 +47,58 @@ describeEachDatabase('access log and request ids in log lines', (database) => {
       ).toBe(true);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describeEachDatabase('access log keeps tokens in URLs out (SPEC-3 §7 rule 7)', (database) => {
+  it('drops the query of every /account/ path in any case, and token, ticket and code parameters everywhere', async () => {
+    const smtp = await startSmtp();
+    const { stream, lines } = captureLines();
+    const router = defineRouter({ prefix: '/listed', public: true });
+    router.get('/', {}, async () => ({ ok: true }));
+    const app = await startTestApp({
+      database,
+      routers: [router],
+      logStream: stream,
+      settings: {
+        smtp_url: smtp.url,
+        public_url: 'https://app.example.com',
+        log_format: 'json',
+        log_level: 'INFO',
+      },
+    });
+    try {
+      const secret = (n: number) => `s3cret-${n}-value`;
+      const cases: [path: string, logged: string][] = [
+        [`/account/reset-password?token=${secret(1)}`, '/account/reset-password'],
+        [`/account/reset-password/?token=${secret(2)}`, '/account/reset-password/'],
+        [`/ACCOUNT/RESET-PASSWORD?token=${secret(3)}`, '/ACCOUNT/RESET-PASSWORD'],
+        [`/Account/Reset-Password/?token=${secret(4)}`, '/Account/Reset-Password/'],
+        [`/account/verify-email?t=${secret(5)}&next=x`, '/account/verify-email'],
+        [`/account?other=${secret(6)}`, '/account'],
+        [`/%61ccount/reset-password?x=${secret(7)}`, '/%61ccount/reset-password'],
+        [`/api/listed/?TOKEN=${secret(8)}&page=2`, '/api/listed/?page=2'],
+        [`/api/listed/?page=3&Ticket=${secret(9)}`, '/api/listed/?page=3'],
+        [`/api/listed/?cOdE=${secret(10)}`, '/api/listed/'],
+        [`/api/listed/?token[]=${secret(11)}&%74oken=${secret(12)}&keep=1`, '/api/listed/?keep=1'],
+        [`/static/x.txt?code=${secret(13)}`, '/static/x.txt'],
+        ['/api/listed/?page=4&tokens=kept', '/api/listed/?page=4&tokens=kept'],
+      ];
+      for (const [path] of cases) await fetch(`${app.url}${path}`, { redirect: 'manual' });
+      // One access line per request, in order, after the responses went out.
+      const deadline = Date.now() + 5_000;
+      const access = () =>
+        lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.logger === 'svc.access');
+      while (access().length < cases.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      const shown = access().map((r) => String(r.message).split(' ')[1]);
+      expect(shown).toEqual(cases.map(([, logged]) => logged));
+      const all = lines.join('\n');
+      for (let n = 1; n <= 13; n++) expect(all).not.toContain(secret(n));
+    } finally {
+      await app.close();
+      await smtp.close();
     }
   });
 });

@@ -22,6 +22,7 @@ import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '.
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
 import { mountStaticFiles } from './static-files.js';
+import { loggedUrl } from './logged-url.js';
 import type { ResolvedStaticFiles } from '../static-files.js';
 import { isLocalDirect, sendError } from './respond.js';
 
@@ -327,8 +328,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       // Below INFO (e.g. the usual WARNING) the line is not built at all (docs/performance.md).
       if (accessLogged) {
         requestContext.run({ requestId }, () => {
-          // A page's query may carry a one-time token (SPEC-2 "Built-in account pages"): its path only.
-          const shown = pagePaths.size > 0 && pagePaths.has(req.path) ? req.path : req.originalUrl;
+          // SPEC-3 §7 rule 7 and SPEC-2 "Built-in account pages": no token of a URL reaches the log.
+          const shown = loggedUrl(req.originalUrl, pagePaths);
           accessLog.info(`${req.method} ${shown} ${res.statusCode} ${durationMs.toFixed(1)}ms`);
         });
       }
