@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -74,4 +75,42 @@ export function resolveStaticFiles(
       contentSecurityPolicy: mount.contentSecurityPolicy ?? STATIC_FILES_CSP,
     };
   });
+}
+
+/**
+ * Whether the file a request path names under a static folder is really inside it (SPEC-3 §7 rule 8: a symbolic
+ * link that resolves outside the served folder answers 404): the target and, for a folder, its `index.html` are
+ * resolved through every link and compared with the folder's own resolved path. A path that names nothing, or
+ * that the file server refuses anyway (a malformed escape, a NUL byte), is left to it: it answers 404.
+ * @example if (!(await staysInsideFolder(mount.dir, '/linkdir/proj/auth.db'))) next(); // the uniform 404
+ */
+export async function staysInsideFolder(dir: string, urlPath: string): Promise<boolean> {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return true;
+  }
+  if (decoded.includes('\0')) return true;
+  let root: string;
+  let target: string;
+  try {
+    root = await realpath(dir);
+    // normalize('/' + …) as the file server does: a climb stops at the folder (it refuses `..` before this).
+    target = await realpath(join(dir, normalize(`/${decoded}`)));
+  } catch {
+    return true; // nothing there (or a dangling link): the file server answers 404 as well
+  }
+  if (!isWithin(root, target)) return false;
+  if (!(await stat(target)).isDirectory()) return true;
+  try {
+    return isWithin(root, await realpath(join(target, 'index.html')));
+  } catch {
+    return true; // no index.html: no listing, 404
+  }
+}
+
+function isWithin(root: string, path: string): boolean {
+  const rest = relative(root, path);
+  return rest === '' || (!rest.startsWith('..') && !isAbsolute(rest));
 }

@@ -1,7 +1,7 @@
 // createApp's `staticFiles` (kernel/static-files.ts, docs/client.md "Serving the frontend"): a folder served
 // outside /api with a strict CSP, index.html for a folder, no listing, no dotfiles, no way out of the folder.
 // Files touch no database: one (SQLite) is enough.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,18 @@ describe('staticFiles', () => {
     writeFileSync(join(site, 'nested', 'index.html'), '<p>nested</p>');
     writeFileSync(join(site, '.env'), 'SECRET=1');
     writeFileSync(join(root, 'outside.txt'), 'not served');
+    // SPEC-3 §7 rule 8: links that resolve outside the folder (a file, a folder, one with an index.html, a
+    // chain) and links that stay inside it.
+    mkdirSync(join(root, 'proj'));
+    writeFileSync(join(root, 'proj', 'auth.db'), 'not served: the database');
+    writeFileSync(join(root, 'proj', 'index.html'), 'not served: an outside index');
+    symlinkSync(join(root, 'outside.txt'), join(site, 'link-out.txt'));
+    symlinkSync('../outside.txt', join(site, 'relative-link-out.txt'));
+    symlinkSync(root, join(site, 'linkdir'));
+    symlinkSync(join(root, 'proj'), join(site, 'proj-link'));
+    symlinkSync(join(site, 'link-out.txt'), join(site, 'chain.txt'));
+    symlinkSync(join(site, 'app.js'), join(site, 'alias.js'));
+    symlinkSync(join(site, 'nested'), join(site, 'nested-alias'));
     // A relative folder is resolved against the project directory (baseDir).
     app = await startTestApp({
       database: { dialect: 'sqlite', label: 'sqlite', url: database.url },
@@ -91,12 +103,28 @@ describe('staticFiles', () => {
     ['an encoded slash in a climb', '/app/..%2foutside.txt'],
     ['a backslash climb', '/app/..%5coutside.txt'],
     ['a NUL byte', '/app/index.html%00.js'],
+    ['a symbolic link to a file outside the folder', '/app/link-out.txt'],
+    ['a relative symbolic link out of the folder', '/app/relative-link-out.txt'],
+    ['a file under a linked folder outside', '/app/linkdir/proj/auth.db'],
+    ['a percent-encoded path under a linked folder outside', '/app/linkdir/proj/auth%2Edb'],
+    ['a linked folder outside (its index.html)', '/app/proj-link/'],
+    ['a linked folder outside (its index.html, by name)', '/app/proj-link/index.html'],
+    ['a link to a link out of the folder', '/app/chain.txt'],
   ])('answers %s with the uniform 404 request.not_found', async (_what, path) => {
     const res = await rawGet(app.url, path);
     expect(res.status).toBe(404);
     expect(res.body).not.toContain('not served');
     expect(res.body).not.toContain('SECRET');
     expect(JSON.parse(res.body).detail[0]).toMatchObject({ code: 'request.not_found', loc: ['path'] });
+  });
+
+  it('serves symbolic links that stay inside the folder', async () => {
+    const file = await fetch(`${app.url}/app/alias.js`);
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe('document.title = "ran";');
+    const folder = await fetch(`${app.url}/app/nested-alias/`);
+    expect(folder.status).toBe(200);
+    expect(await folder.text()).toBe('<p>nested</p>');
   });
 
   it('answers other methods than GET and HEAD with the uniform 404', async () => {
