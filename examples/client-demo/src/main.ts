@@ -91,4 +91,5 @@ byId('logout').addEventListener('click', () => void client.logout().catch(showEr
 client.onSignedOut(() => void signOut());
 
 // A tab opened while signed in (the pair is in localStorage) starts in the app.
-void client.isSignedIn().then((signedIn) => (signedIn ? enterApp().catch(showError) : show('login')));
+if (client.signedIn) enterApp().catch(showError);
+else show('login');

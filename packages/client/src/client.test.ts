@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { describeEachDatabase, startTestApp, type TestApp, type TestUser } from '@svc/core/testing';
 import { countingServer, expiredCopyOf, type CountingServer } from '../../../testing/client.js';
@@ -49,6 +51,86 @@ describeEachDatabase('@svc/client on Node', (database) => {
     expect(data?.data).toHaveProperty('appearance');
     const raw = await client.fetch('/api/mfa/status');
     expect(await raw.json()).toMatchObject({ data: { enabled: false } });
+  });
+
+  // SPEC-3 §7 rule 10: the bearer token never goes to another origin. The client's base is http://app.test; a
+  // resolver (what DNS would do) sends app.test to the app and every other host or port to a second real server.
+  it('refuses a path off the base URL before any request, so no request reaches another server', async () => {
+    const seen: { url: string; authorization: string | undefined }[] = [];
+    const other = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    const appPort = new URL(app.url).port;
+    const resolving: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      const port = url.hostname === 'app.test' && url.port === '' ? appPort : String(otherPort);
+      url.hostname = '127.0.0.1';
+      url.port = port;
+      return fetch(new Request(url, request));
+    };
+    try {
+      const client = createClient({ baseUrl: 'http://app.test', fetch: resolving, storage: memoryStorage() });
+      await client.login('alice', alice.password);
+      expect((await client.fetch('/api/auth/user')).status).toBe(200);
+      expect((await client.fetch('http://app.test/api/auth/user')).status).toBe(200);
+      for (const path of [
+        '.evil.test/x',
+        'evil.test/x',
+        '@evil.test/x',
+        ':8080/x',
+        '//evil.test/x',
+        '/\\evil.test/x',
+        'http://evil.test/x',
+        'https://app.test/api/auth/user',
+        'http://app.test.evil.test/x',
+        'http://app.test:8080/x',
+        'api/auth/user',
+        '',
+      ]) {
+        const refused = await client.fetch(path).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refused).toBeInstanceOf(TypeError);
+        expect(String(refused)).toMatch(/client\.fetch/);
+      }
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  it('tells whether it is signed in synchronously (signedIn), and isSignedIn() still answers', async () => {
+    const client = createClient({ baseUrl: app.url, storage: memoryStorage() });
+    expect(client.signedIn).toBe(false);
+    await client.login('alice', alice.password);
+    expect(client.signedIn).toBe(true);
+    expect(await client.isSignedIn()).toBe(true);
+    await client.logout();
+    expect(client.signedIn).toBe(false);
+  });
+
+  it('keeps signedIn in step with an asynchronous storage once ready', async () => {
+    let pair: { accessToken: string; refreshToken: string | null } | null = null;
+    const slow: TokenStorage = {
+      get: async () => pair,
+      set: async (next) => {
+        pair = next;
+      },
+    };
+    const first = createClient({ baseUrl: app.url, storage: slow });
+    await first.ready;
+    expect(first.signedIn).toBe(false);
+    await first.login('alice', alice.password);
+    expect(first.signedIn).toBe(true);
+    // A second client on the same stored pair knows it once its first read is done.
+    const second = createClient({ baseUrl: app.url, storage: slow });
+    await second.ready;
+    expect(second.signedIn).toBe(true);
   });
 
   it('refuses a wrong password with an SvcApiError carrying status, code, loc and params', async () => {

@@ -65,13 +65,28 @@ export interface SvcClient {
   /**
    * A request to `baseUrl + path` with the bearer token; on a 401 for an expired access token, one refresh
    * (shared with every concurrent caller and tab) and one retry. Returns the Response as is.
+   * `path` is an absolute path (`/api/...`) or a URL under `baseUrl`; anything else (`api/x`, `//host/x`,
+   * `.evil.example/x`, another origin) rejects with a `TypeError` before any request, so the token never
+   * leaves the server's origin (SPEC-3 §7 rule 10).
    */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Typed calls of every core route (openapi-fetch over the server's OpenAPI document), through `fetch`. */
   readonly api: FetchClient<paths>;
   /** The event stream (SPEC "Events"): ticket, connect, reconnect; see {@link EventsOptions}. */
   events(options: EventsOptions): EventsSubscription;
-  /** Whether a token pair is stored (it may still be refused by the server). */
+  /**
+   * Whether a token pair is stored (it may still be refused by the server), synchronously: read from a
+   * synchronous storage (memory, `localStorage`) each time; with an asynchronous one, what the client last
+   * read or wrote there (false until {@link SvcClient.ready}).
+   * @example if (!client.signedIn) showLoginForm();
+   */
+  readonly signedIn: boolean;
+  /** Settles once the stored pair was read at creation: then `signedIn` holds for an asynchronous storage too. */
+  readonly ready: Promise<void>;
+  /**
+   * Whether a token pair is stored, as a Promise (`if (client.isSignedIn())` is always true).
+   * @deprecated use the synchronous `signedIn` (after `await client.ready` with an asynchronous storage)
+   */
   isSignedIn(): Promise<boolean>;
   /** Called when the login ends: logout here or in another tab, a refused refresh, a revoked login. */
   onSignedOut(listener: (reason: SignedOutReason) => void): () => void;
@@ -99,10 +114,12 @@ function unwrap<T>(body: unknown): T {
  */
 export function createClient(options: ClientOptions): SvcClient {
   const base = options.baseUrl.replace(/\/+$/, '');
+  const baseOrigin = new URL(base).origin;
   // Late-bound: a page or test may replace globalThis.fetch after the client is made.
   const send: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
-  const storage =
-    options.storage ?? (inBrowser() && browserStorage() ? localTokenStorage() : memoryStorage());
+  const { storage, signedInNow, ready } = trackSignedIn(
+    options.storage ?? (inBrowser() && browserStorage() ? localTokenStorage() : memoryStorage()),
+  );
   const crossTab = options.crossTab ?? inBrowser();
   const listeners = new Set<(reason: SignedOutReason) => void>();
 
@@ -163,6 +180,9 @@ export function createClient(options: ClientOptions): SvcClient {
 
   /** The request with the stored access token; the same request again after one refresh when it expired. */
   async function authedFetch(input: Request): Promise<Response> {
+    // SPEC-3 §7 rule 10: the bearer token goes to the server's origin only, whoever built the request.
+    if (new URL(input.url).origin !== baseOrigin)
+      throw new TypeError(`client.fetch: ${input.url} is not on ${baseOrigin}; no request was sent`);
     const retry = input.clone();
     const pair = await storage.get();
     if (pair) input.headers.set('authorization', `Bearer ${pair.accessToken}`);
@@ -186,7 +206,8 @@ export function createClient(options: ClientOptions): SvcClient {
     return send(retry);
   }
 
-  const clientFetch = (path: string, init?: RequestInit) => authedFetch(new Request(`${base}${path}`, init));
+  const clientFetch = async (path: string, init?: RequestInit) =>
+    authedFetch(new Request(urlOnBase(base, path), init));
 
   const api = createFetchClient<paths>({ baseUrl: base, fetch: authedFetch });
 
@@ -274,6 +295,10 @@ export function createClient(options: ClientOptions): SvcClient {
         eventOptions,
       );
     },
+    get signedIn() {
+      return signedInNow();
+    },
+    ready,
     async isSignedIn() {
       return (await storage.get()) !== null;
     },
@@ -291,4 +316,71 @@ export function createClient(options: ClientOptions): SvcClient {
 function unwrapOptions(value: unknown): { challenge: string } {
   const inner = (value as { options?: unknown })?.options ?? value;
   return ((inner as { publicKey?: unknown })?.publicKey ?? inner) as { challenge: string };
+}
+
+/**
+ * The URL of `client.fetch(path)` (SPEC-3 §7 rule 10): `path` is an absolute path, appended to the base (a
+ * second slash or a backslash would make it a host: `//evil.example/x`), or a URL under the base. Anything else,
+ * such as `.evil.example/x` (which would extend the base's host name), throws before a request exists.
+ */
+function urlOnBase(base: string, path: string): string {
+  const refuse = (): never => {
+    throw new TypeError(
+      `client.fetch: ${JSON.stringify(path)} is not an absolute path on ${base} (start it with one "/"); no request was sent`,
+    );
+  };
+  if (path.startsWith(`${base}/`)) return path;
+  if (!/^\/(?![/\\])/.test(path)) refuse();
+  const url = `${base}${path}`;
+  if (new URL(url).origin !== new URL(base).origin) refuse();
+  return url;
+}
+
+/**
+ * The storage with the client's knowledge of whether a pair is stored: read fresh from a synchronous storage,
+ * and remembered from every read and write of an asynchronous one (which the client does on each request).
+ */
+function trackSignedIn(inner: TokenStorage): {
+  storage: TokenStorage;
+  signedInNow: () => boolean;
+  ready: Promise<void>;
+} {
+  let known = false;
+  let written = false;
+  const note = (pair: TokenPair | null) => {
+    known = pair !== null;
+  };
+  const storage: TokenStorage = {
+    shared: inner.shared,
+    get() {
+      const pair = inner.get();
+      if (pair instanceof Promise) return pair.then((p) => (note(p), p));
+      note(pair);
+      return pair;
+    },
+    set(pair) {
+      written = true;
+      note(pair);
+      return inner.set(pair);
+    },
+  };
+  const first = inner.get();
+  const ready =
+    first instanceof Promise
+      ? first.then(
+          (pair) => {
+            if (!written) note(pair); // a login meanwhile decided already
+          },
+          () => undefined,
+        )
+      : Promise.resolve(note(first));
+  return {
+    storage,
+    // A synchronous storage is read each time: another tab's login or logout in localStorage counts at once.
+    signedInNow: () => {
+      if (first instanceof Promise) return known;
+      return inner.get() !== null;
+    },
+    ready,
+  };
 }
