@@ -9,6 +9,7 @@
 // the kernel refuses is SIGBUS, which kills the process before any JavaScript can run: the server must see the
 // fault before SQLite touches the mapping, and answer 503 instead.
 import { createSqliteDatabase, startTestApp, type TestApp } from '@svc/core/testing';
+import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -92,6 +93,66 @@ describe('a file database whose -wal file cannot be written [sqlite]', () => {
       expect(after.status).toBe(200);
       expect(after.body.data.firstName).toBe('After');
       await eventually(async () => ((await app.get('/api/health/ready')).status === 200 ? true : undefined));
+    },
+    TEST_MS,
+  );
+});
+
+// The read worker of a file database (long reads: admin lists, the activity log) has its own connection, which
+// maps -shm as well; it must be refused like the server's own while the files refuse writes, and a connection
+// must not be opened (the database opened again) on files that refuse writes.
+describe('a file database whose -shm and -wal files cannot be written: long reads and new connections [sqlite]', () => {
+  let created: ReturnType<typeof createSqliteDatabase>;
+  let app: TestApp;
+  let admin: ReturnType<TestApp['as']>;
+  let unavailable = '';
+  let path = '';
+
+  beforeAll(async () => {
+    created = createSqliteDatabase();
+    unavailable = immutableUnavailable(created.dir);
+    app = await startTestApp({ database: { dialect: 'sqlite', label: 'sqlite', url: created.url } });
+    admin = app.as(
+      (await app.loginAs(await app.createUser({ username: 'root', isSuperuser: true }))).accessToken,
+    );
+    path = created.url.replace(/^file:/, '');
+  });
+
+  afterAll(async () => {
+    if (path) immutable([`${path}-wal`, `${path}-shm`].filter(existsSync), false);
+    await app?.close();
+    await created?.drop();
+  });
+
+  it(
+    'answers long reads 503 db.unavailable, refuses to open the database again, and recovers',
+    async () => {
+      expect(unavailable).toBe('');
+      // The read worker is open and has the wal-index mapped.
+      expect((await admin.get('/api/admin/user/')).status).toBe(200);
+      expect(existsSync(`${path}-shm`) && existsSync(`${path}-wal`)).toBe(true);
+
+      expect(immutable([`${path}-wal`, `${path}-shm`], true)).toBe('');
+      try {
+        await eventually(async () =>
+          (await app.get('/api/health/ready')).status === 503 ? true : undefined,
+        );
+        const list = await admin.get('/api/admin/user/');
+        expect({ status: list.status, body: list.body }).toEqual({ status: 503, body: UNAVAILABLE });
+        // Opening the database again (the next start, a `svc` command) refuses at once, naming the file.
+        const settings = SettingsSchema.parse({});
+        const log = createLogger({ level: 'CRITICAL', format: 'text' });
+        for (const server of [true, false]) {
+          expect(() => openDatabase({ url: created.url, settings, log, server })).toThrow(
+            new RegExp(`${path}-shm refuses writes \\(EPERM\\)`),
+          );
+        }
+      } finally {
+        immutable([`${path}-wal`, `${path}-shm`], false);
+      }
+
+      await eventually(async () => ((await app.get('/api/health/ready')).status === 200 ? true : undefined));
+      expect((await admin.get('/api/admin/user/')).status).toBe(200);
     },
     TEST_MS,
   );
@@ -205,6 +266,94 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
       expect(after.status).toBe(200);
       expect(after.body.data.firstName).toBe('After');
       expect(exit).toBe('');
+    },
+    TEST_MS,
+  );
+});
+
+// A server killed while it ran leaves both files behind; when they cannot be written before the database is
+// opened again (the next start, any `svc` command), SQLite's first store into the mapped -shm would be SIGBUS:
+// the open must check first and refuse with an error that names the file.
+describe('a file database whose -shm and -wal files cannot be written when svc starts [sqlite]', () => {
+  const dir = join(CLI_DIR, '.tmp-test', `storage-start-${randomBytes(6).toString('hex')}`);
+  const db = join(dir, 'auth.db');
+  let child: ReturnType<typeof spawnCli> | undefined;
+
+  afterAll(() => {
+    immutable([`${db}-wal`, `${db}-shm`].filter(existsSync), false);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** `svc serve` in `dir`; resolves with its stderr once it listens or has exited. */
+  async function serve(port: number) {
+    const started = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
+    child = started;
+    started.stdin.end();
+    started.stdout.resume();
+    const run = { stderr: '', exit: undefined as { code: number | null; signal: string | null } | undefined };
+    started.stderr.on('data', (chunk: Buffer) => (run.stderr += chunk.toString()));
+    started.once('exit', (code, signal) => (run.exit = { code, signal }));
+    await eventually(async () => (run.exit || /listening/.test(run.stderr) ? true : undefined), 90_000);
+    return { child: started, run };
+  }
+
+  it(
+    'refuses to start with an error naming the file instead of dying of SIGBUS',
+    async () => {
+      mkdirSync(dir, { recursive: true });
+      expect(immutableUnavailable(dir)).toBe('');
+      writeFileSync(
+        join(dir, 'main.mjs'),
+        `import { createApp } from '@svc/core';\nexport const app = createApp();\n`,
+      );
+      writeFileSync(
+        join(dir, '.env'),
+        [
+          `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
+          `SVC_AUTH_DATABASE_URL=file:${db}`,
+          'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
+          'SVC_REGISTRATION_ENABLED=true',
+          '',
+        ].join('\n'),
+      );
+      const port = await freePort();
+      const first = await serve(port);
+      expect(first.run.exit).toBeUndefined();
+      const registered = await fetch(`http://127.0.0.1:${port}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'alice', password: 'correct-horse-battery' }),
+      });
+      expect(registered.status).toBe(201);
+      // Killed: no checkpoint, so -wal and -shm stay behind.
+      first.child.kill('SIGKILL');
+      await eventually(async () => (first.run.exit ? true : undefined), 10_000);
+      expect(existsSync(`${db}-shm`) && existsSync(`${db}-wal`)).toBe(true);
+
+      expect(immutable([`${db}-wal`, `${db}-shm`], true)).toBe('');
+      try {
+        const second = await serve(port);
+        await eventually(async () => (second.run.exit ? true : undefined), 30_000);
+        process.stderr.write(`start with -shm and -wal refused: ${JSON.stringify(second.run)}\n`);
+        expect(second.run.exit).toEqual({ code: 1, signal: null });
+        expect(second.run.stderr).toMatch(/auth\.db-shm/);
+        expect(second.run.stderr).toMatch(/not writable|refuses writes/);
+      } finally {
+        immutable([`${db}-wal`, `${db}-shm`], false);
+      }
+
+      // Writable again: the server starts, with the user registered before.
+      const third = await serve(port);
+      expect(third.run.exit).toBeUndefined();
+      const login = await fetch(`http://127.0.0.1:${port}/api/auth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: 'alice', password: 'correct-horse-battery' }).toString(),
+      });
+      expect(login.status).toBe(200);
+      third.child.kill('SIGTERM');
+      await eventually(async () => (third.run.exit ? true : undefined), 10_000);
     },
     TEST_MS,
   );

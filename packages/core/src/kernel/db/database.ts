@@ -1,4 +1,4 @@
-import { constants as fsConstants, mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -44,6 +44,12 @@ export interface Database {
   close(): Promise<void>;
   /** The native client (better-sqlite3 Database or postgres Sql) for dialect-specific work. */
   readonly native: unknown;
+  /**
+   * File databases: throws (`db.unavailable`) before a statement on another connection of this database (the
+   * read worker's) while its `-shm` refuses writes, and before such a connection is `opening`, when either file
+   * does (SIGBUS otherwise: {@link assertSqliteFilesWritable}).
+   */
+  readonly beforeOtherConnection?: (opening: boolean) => void;
   /**
    * Logs a statement that runs outside drizzle (the read worker of a file database) as `dbdebug` logs every
    * other one; absent when `dbdebug` is off.
@@ -263,11 +269,42 @@ function watchSqliteStorage(path: string, log: Logger) {
   };
 }
 
+/**
+ * Refuses to open a connection to a file database whose `-shm` or `-wal` file refuses writes to open files
+ * (`EPERM`: immutable or append-only; `EROFS`: a read-only mount). Left behind by a process that was killed,
+ * they are used by the next connection as they are: SQLite maps `-shm` and its first store into a page the kernel
+ * refuses is SIGBUS, which ends the process without a log line. So the start (and every other opening: a `svc`
+ * command, the read worker's connection) stops first with an error that names the file and the fix.
+ */
+export function assertSqliteFilesWritable(path: string): void {
+  for (const file of [`${path}-shm`, `${path}-wal`]) {
+    let code: string | undefined;
+    try {
+      accessSync(file, fsConstants.W_OK);
+    } catch (error) {
+      code = (error as NodeJS.ErrnoException).code;
+    }
+    if (code === 'EPERM' || code === 'EROFS') {
+      throw Object.assign(
+        new Error(
+          `file database ${file} refuses writes (${code}): ${
+            file.endsWith('-shm') ? 'SQLite would crash the process with SIGBUS' : 'every write would fail'
+          }, so the database is not opened; make the file writable (chattr -i, a read-write mount) and start again`,
+        ),
+        { code: SHM_UNWRITABLE_CODE },
+      );
+    }
+  }
+}
+
 /** SPEC "Startup rules" 4 and docs/performance.md "SQLite settings": WAL, explicit synchronous, busy_timeout, foreign keys on. */
 function openSqlite(options: OpenDatabaseOptions): Database {
   if (!sqliteDriver) throw sqliteDriverMissing(options.url);
   const path = sqlitePath(options.url, options.baseDir);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    assertSqliteFilesWritable(path);
+  }
   const client: BetterSqlite3.Database = new sqliteDriver.Client(path);
   client.pragma('journal_mode = WAL');
   client.pragma(`synchronous = ${options.settings.sqlite_synchronous}`);
@@ -278,15 +315,16 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   client.pragma('foreign_keys = ON');
   const faults = createFaultMemory();
   const storage = options.server && path !== ':memory:' ? watchSqliteStorage(path, options.log) : undefined;
+  const refuseWhileShmFaults = () => {
+    const problem = storage?.problem;
+    if (problem?.shm) {
+      throw Object.assign(new Error(`${problem.file} refuses writes (${problem.reason})`), {
+        code: SHM_UNWRITABLE_CODE,
+      });
+    }
+  };
   const hooks: StatementHooks = {
-    before() {
-      const problem = storage?.problem;
-      if (problem?.shm) {
-        throw Object.assign(new Error(`${problem.file} refuses writes (${problem.reason})`), {
-          code: SHM_UNWRITABLE_CODE,
-        });
-      }
-    },
+    before: refuseWhileShmFaults,
     failed: faults.note,
   };
   /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
@@ -305,6 +343,10 @@ function openSqlite(options: OpenDatabaseOptions): Database {
       .replace(/\.[^.]+$/, ''),
     orm,
     native: client,
+    beforeOtherConnection(opening) {
+      refuseWhileShmFaults();
+      if (opening && path !== ':memory:') assertSqliteFilesWritable(path);
+    },
     ...(options.settings.dbdebug ? { logStatement: drizzleLogger(options.log).logQuery } : {}),
     async exec(statement) {
       exec(statement);

@@ -127,6 +127,12 @@ export function acquireSqliteReader(db: Database): SqliteReader | undefined {
     all(query) {
       // Logged here, in the request's context (its request id), since the worker's statements bypass drizzle.
       db.logStatement?.(query.sql, query.params);
+      // The worker's connection maps -shm too: refused like the server's own while it would fault (SIGBUS).
+      try {
+        db.beforeOtherConnection?.(!s.worker);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       const w = worker();
       const id = s.next++;
       return new Promise((resolve, reject) => {
