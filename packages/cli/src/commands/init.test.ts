@@ -587,6 +587,10 @@ describe('svc init in an empty directory (docs/getting-started.md: the newcomer 
       expect(yaml).toMatch(new RegExp(`# .+\\n${name}: `));
     }
     expect(yaml).toMatch(/^# cache_url: redis:\/\//m);
+    // What a new user must decide before production, said where they look first (docs/deployment.md "Checklist").
+    expect(yaml).toMatch(/# .+0 \(the default\) is no limit.*\n(# .*\n)*auth_rate_limit: 0\n/);
+    expect(yaml).toMatch(/^# .*svc serve --forwarded-allow-ips /m);
+    expect(yaml).toMatch(/^# .*FORWARDED_ALLOW_IPS/m);
     expect(yaml).not.toMatch(/secret_key:|database_url:/);
     // The YAML loads, and holds the defaults: a project that never edits it runs as without it.
     const defaults = SettingsSchema.parse({ secret_key: dotenvOf(dir).SVC_SECRET_KEY });

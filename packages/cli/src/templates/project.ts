@@ -32,7 +32,10 @@ export const app = createApp({
 });
 `;
 
-/** The settings `svc.yaml` starts with, in order, with one comment each (values: the current defaults). */
+/**
+ * The settings `svc.yaml` starts with, in order, with a comment each (values: the current defaults); a comment
+ * may span lines (`\n`).
+ */
 const STARTER_SETTINGS: { name: string; comment: string; commentedOut?: string }[] = [
   { name: 'app_name', comment: 'Name shown in the API documentation (and the TOTP issuer)' },
   { name: 'host', comment: 'Bind address of svc serve / svc dev (0.0.0.0 accepts other machines)' },
@@ -47,6 +50,25 @@ const STARTER_SETTINGS: { name: string; comment: string; commentedOut?: string }
     commentedOut: 'redis://127.0.0.1:6379',
   },
   { name: 'log_format', comment: 'Log line format: text or json' },
+  {
+    name: 'auth_rate_limit',
+    comment: [
+      'Requests per client address and auth_rate_window_seconds on login, registration, passkey login and mailed',
+      'links (429 beyond). 0 (the default) is no limit: set one before production, e.g. 10 (docs/deployment.md).',
+    ].join('\n'),
+  },
+];
+
+/**
+ * Behind a reverse proxy the client address (the rate limit's key, the activity log's) comes from
+ * `X-Forwarded-For`, trusted from loopback only unless told otherwise: a command-line option, not a setting, so
+ * said here as a comment (docs/deployment.md "Checklist").
+ */
+const PROXY_NOTE = [
+  'Behind a reverse proxy or load balancer: svc serve trusts X-Forwarded-For from loopback only by default.',
+  'Name the proxy instead, e.g. `svc serve --forwarded-allow-ips 10.0.0.5` (or FORWARDED_ALLOW_IPS=10.0.0.5',
+  'in the environment); without a proxy, `svc serve --no-proxy-headers`. If clients can reach svc on loopback',
+  'directly, trusting loopback lets them choose their address and escape auth_rate_limit (docs/cli.md).',
 ];
 
 function yamlScalar(value: unknown): string {
@@ -64,11 +86,12 @@ export function starterSvcYaml(defaults: Record<string, unknown>): string {
     '# No secrets here: secret_key and the database URLs belong in .env (kept out of version control).',
   ];
   for (const { name, comment, commentedOut } of STARTER_SETTINGS) {
-    lines.push('', `# ${comment}`);
+    lines.push('', ...comment.split('\n').map((line) => `# ${line}`));
     lines.push(
       commentedOut === undefined ? `${name}: ${yamlScalar(defaults[name])}` : `# ${name}: ${commentedOut}`,
     );
   }
+  lines.push('', ...PROXY_NOTE.map((line) => `# ${line}`));
   return `${lines.join('\n')}\n`;
 }
 
