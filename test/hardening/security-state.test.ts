@@ -1,7 +1,11 @@
 // SPEC-3 §7 rule 6: anonymous traffic cannot evict security state. A flood of anonymous passkey login options on
 // the in-process cache (the default) must leave a mail cooldown, a pending passkey login and a used TOTP step in
 // place.
+import { spawnSync } from 'node:child_process';
 import { describeEachDatabase, type TestApp } from '@svc/core/testing';
+import { RedisCache } from '../../packages/core/src/kernel/cache/redis-cache.js';
+import type { Logger } from '../../packages/core/src/kernel/log/logger.js';
+import { startPrivateRedis, type PrivateRedis } from './helpers.js';
 import { eventually, startMailApp, stopMailApp, type TestSmtp } from '../../testing/smtp.js';
 import {
   PASSKEY_TEST_ORIGIN,
@@ -65,3 +69,70 @@ describeEachDatabase('Security state under anonymous cache pressure (SPEC-3 §7 
     expect((await app.as(res.body.access_token).get('/api/auth/user')).body.data.username).toBe('flooded');
   });
 });
+
+// The same promise on Redis, by its configuration (docs/deployment.md "Redis"): under noeviction a full server
+// refuses the write (503 cache.unavailable) and keeps what it holds; another policy is warned about at connect.
+describe('Security state on a full Redis (SPEC-3 §7 rule 6)', () => {
+  let redis: PrivateRedis;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+  });
+  afterAll(() => redis?.destroy());
+
+  function configure(policy: string, maxmemory: string) {
+    const port = String(redis.port);
+    for (const [name, value] of [
+      ['maxmemory-policy', policy],
+      ['maxmemory', maxmemory],
+    ]) {
+      const run = spawnSync('redis-cli', ['-p', port, 'config', 'set', name!, value!], { encoding: 'utf8' });
+      expect(run.stdout.trim()).toBe('OK');
+    }
+  }
+
+  it('refuses writes when full under noeviction and keeps every kept entry', async () => {
+    configure('noeviction', '4mb');
+    const log = recordingLogger();
+    const cache = await RedisCache.connect(redis.url, 'svc:', log);
+    try {
+      expect(log.records.filter((r) => r.level === 'warn')).toEqual([]);
+      await cache.set('account-mail:password_reset:u1', 1, 600, { keep: 'security' });
+      let refused: unknown;
+      const filler = 'x'.repeat(10_000);
+      for (let i = 0; i < 2_000 && !refused; i++) {
+        refused = await cache.set(`anonymous:${i}`, filler, 600).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      }
+      expect(refused).toMatchObject({ code: 'cache.unavailable', status: 503 });
+      expect(await cache.get('account-mail:password_reset:u1')).toBe(1);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  it('warns at connect when the server evicts keys', async () => {
+    configure('allkeys-lru', '0');
+    const log = recordingLogger();
+    const cache = await RedisCache.connect(redis.url, 'svc:', log);
+    await cache.close();
+    expect(log.records.filter((r) => r.level === 'warn').map((r) => r.message)).toEqual([
+      expect.stringMatching(/evicts keys when full \(maxmemory-policy allkeys-lru\): set noeviction/),
+    ]);
+  });
+});
+
+/** A logger that keeps its records. */
+function recordingLogger(): Logger & { records: { level: string; message: string }[] } {
+  const records: { level: string; message: string }[] = [];
+  const logger = {
+    records,
+    debug: (message: string) => void records.push({ level: 'debug', message }),
+    info: (message: string) => void records.push({ level: 'info', message }),
+    warn: (message: string) => void records.push({ level: 'warn', message }),
+    error: (message: string) => void records.push({ level: 'error', message }),
+    child: () => logger,
+  };
+  return logger;
+}

@@ -77,6 +77,7 @@ export class RedisCache implements Cache {
     // With an unbounded reconnect strategy this settles only once connected or closed; errors were logged.
     client.connect().catch(() => undefined);
     await firstAttempt;
+    if (client.isReady) await warnIfEvicting(client, url, log);
     return new RedisCache(client, prefix);
   }
 
@@ -183,6 +184,24 @@ export function redisConnectionOptions(url: string): RedisClientOptions {
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
     ...(database ? { database: Number(database) } : {}),
   };
+}
+
+/**
+ * SPEC-3 §7 rule 6 holds on Redis only under `maxmemory-policy noeviction` (docs/deployment.md "Redis"): any
+ * other policy may drop a cooldown or a pending challenge to make room. Said once at connect; a server that
+ * refuses CONFIG (managed services often do) is left unchecked.
+ */
+async function warnIfEvicting(client: RedisClient, url: string, log: Logger | undefined): Promise<void> {
+  try {
+    const policy = (await client.configGet('maxmemory-policy'))['maxmemory-policy'];
+    if (policy && policy !== 'noeviction') {
+      log?.warn(
+        `cache ${serverName(url)} evicts keys when full (maxmemory-policy ${policy}): set noeviction, or it may drop mail cooldowns and pending challenges (docs/deployment.md "Redis")`,
+      );
+    }
+  } catch {
+    // CONFIG disabled or renamed: nothing to say
+  }
 }
 
 /** Where the cache is, for logs: never the credentials in the URL. */
