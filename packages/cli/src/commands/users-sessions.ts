@@ -38,10 +38,7 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
       })
       .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Do not ask for confirmation' })
       .example('$0 users sessions alice', "alice's logins: created, last used, address, user agent")
-      .example(
-        '$0 users sessions alice --revoke-all --yes',
-        'Log alice out everywhere (scripts)',
-      )
+      .example('$0 users sessions alice --revoke-all --yes', 'Log alice out everywhere (scripts)')
       .example(
         '$0 users sessions alice --revoke-all --include-tokens --yes',
         'End every login and delete every personal access token of alice',

@@ -130,8 +130,8 @@ describeEachDatabase('Personal access tokens cannot raise privileges', (database
     expect(created.status).toBe(201);
     pat = app.as(created.body.data.token);
     groupId = (await owner.post('/api/admin/permissions/groups', { name: 'raisers' })).body.data.id;
-    permissionId = (await owner.post('/api/admin/permissions/permissions', { codename: 'raise.it' })).body.data
-      .id;
+    permissionId = (await owner.post('/api/admin/permissions/permissions', { codename: 'raise.it' })).body
+      .data.id;
   });
   afterAll(() => app.close());
 
@@ -193,7 +193,12 @@ describeEachDatabase('Personal access tokens cannot raise privileges', (database
     expect(permissions.map((p) => p.codename)).toContain('raise.it');
     expect(permissions.map((p) => p.codename)).not.toContain('steal.it');
 
-    for (const path of ['/groups', '/permissions', `/users/${victimId}/groups`, `/users/${victimId}/effective`]) {
+    for (const path of [
+      '/groups',
+      '/permissions',
+      `/users/${victimId}/groups`,
+      `/users/${victimId}/effective`,
+    ]) {
       expect((await pat.get(`${base}${path}`)).status).toBe(200);
     }
   });

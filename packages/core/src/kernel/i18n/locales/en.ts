@@ -59,7 +59,8 @@ export const en: Record<string, string> = {
   'access.token_not_allowed': 'A personal access token cannot be used here; log in with your password.',
   'access.token_not_found': 'Personal access token not found.',
   'access.permission_not_held': 'You cannot give a token what you do not hold: {permissions}.',
-  'access.token_expiry_required': 'Only a superuser may create a token that never expires; choose a lifetime.',
+  'access.token_expiry_required':
+    'Only a superuser may create a token that never expires; choose a lifetime.',
   'access.token_limit': 'You hold the most personal access tokens allowed ({max}); delete one first.',
   'auth.passkey_limit': 'You have registered the most passkeys allowed ({max}); delete one first.',
   'auth.reauthentication_required': 'For this, log in again with your password first.',
