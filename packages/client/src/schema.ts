@@ -1504,11 +1504,14 @@ export interface paths {
     post?: never;
     /**
      * End all of a user's sessions
-     * @description Every login of the user ends at once (tokens refused, event sockets closed). 404 `user.not_found`.
+     * @description Every login of the user ends at once (tokens refused, event sockets closed); with `includeTokens=true` their personal access tokens are deleted too. 404 `user.not_found`.
      */
     delete: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description Also delete the user's personal access tokens */
+          includeTokens?: 'true' | 'false';
+        };
         header?: never;
         path: {
           user_id: string;
@@ -2394,7 +2397,7 @@ export interface paths {
     put?: never;
     /**
      * Register a passkey
-     * @description The JSON of the created credential; 400 `auth.passkey_invalid` when it does not verify.
+     * @description The JSON of the created credential; 400 `auth.passkey_invalid` when it does not verify. 403 `auth.reauthentication_required` unless the session’s login is recent; 409 `auth.passkey_limit` at `passkeys_max_per_user`.
      */
     post: {
       parameters: {
@@ -2489,7 +2492,7 @@ export interface paths {
     put?: never;
     /**
      * Start registering a passkey
-     * @description Creation options for `navigator.credentials.create()`: user verification required, resident key preferred, the caller’s passkeys excluded. The challenge works once within 5 minutes.
+     * @description Creation options for `navigator.credentials.create()`: user verification required, resident key preferred, the caller’s passkeys excluded. The challenge works once within 5 minutes. 403 `auth.reauthentication_required` unless the session’s login is recent; 409 `auth.passkey_limit` at `passkeys_max_per_user`.
      */
     post: {
       parameters: {
@@ -2654,7 +2657,7 @@ export interface paths {
     put?: never;
     /**
      * Set a new password with a reset link
-     * @description Sets the password, ends every login (refresh tokens, access tokens issued before, event sockets), lifts a login lock and verifies the email. A refused password leaves the token usable.
+     * @description Sets the password, ends every login (refresh tokens, access tokens issued before, event sockets), lifts a login lock and verifies the email; `revokeTokens: true` deletes the personal access tokens too. A refused password leaves the token usable.
      */
     post: {
       parameters: {
@@ -2667,6 +2670,11 @@ export interface paths {
         content: {
           'application/json': {
             newPassword: string;
+            /**
+             * @description Also delete the personal access tokens (SPEC-3 §7 rule 2); every session ends either way
+             * @default false
+             */
+            revokeTokens?: boolean;
             token: string;
           };
         };
@@ -3189,7 +3197,7 @@ export interface paths {
     put?: never;
     /**
      * Create a personal access token
-     * @description The token (`svc_pat_…`) is in this answer only. It acts as the caller with the permissions, staff and superuser status it names and the caller still holds. 422 `access.permission_not_held` with `params.permissions` naming what the caller lacks (codenames, `staff`, `superuser`).
+     * @description The token (`svc_pat_…`) is in this answer only. It acts as the caller with the permissions, staff and superuser status it names and the caller still holds. 422 `access.permission_not_held` with `params.permissions` naming what the caller lacks (codenames, `staff`, `superuser`); 422 `access.token_expiry_required` for `expiresInDays: null` unless a superuser; 403 `auth.reauthentication_required` unless the session’s login is recent; 409 `access.token_limit` at `personal_tokens_max_per_user` unexpired tokens.
      */
     post: {
       parameters: {

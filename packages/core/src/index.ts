@@ -30,6 +30,7 @@ export {
   type SettingsAction,
 } from './user-settings/define.js';
 export { SvcError, type SvcErrorOptions } from './kernel/errors/svc-error.js';
+export { assertRecentLogin, hasRecentLogin } from './kernel/recent-login.js';
 export { ERROR_CODES, type CoreErrorCode } from './kernel/errors/codes.js';
 export { SettingsSchema, type Settings, type SettingsInput } from './kernel/config/schema.js';
 export { loadSettings, ConfigError, type LoadSettingsOptions } from './kernel/config/load.js';

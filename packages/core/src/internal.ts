@@ -64,3 +64,5 @@ export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
 export { authTables, type AuthTables } from './auth/tables.js';
 export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';
+export { createPersonalTokenStore, type PersonalTokenStore } from './personal-tokens/store.js';
+export { personalTokenTables, type PersonalTokenTables } from './personal-tokens/tables.js';

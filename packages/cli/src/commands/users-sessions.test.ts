@@ -14,7 +14,7 @@ describeEachDatabase('svc users sessions', (database) => {
     runCli(['--base-dir', dir, 'users', ...args], { input });
 
   beforeAll(async () => {
-    app = await startTestApp({ database });
+    app = await startTestApp({ database, settings: { personal_tokens_enabled: true } });
     dir = mkdtempSync(join(tmpdir(), 'svc-cli-sessions-'));
     writeFileSync(
       join(dir, '.env'),
@@ -66,6 +66,37 @@ describeEachDatabase('svc users sessions', (database) => {
       const unknown = await users(['sessions', 'nobody']);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toContain("svc: user 'nobody' does not exist");
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    '--include-tokens also deletes the personal access tokens (SPEC-3 §7 rule 2); without it they stay',
+    async () => {
+      const user = await app.createUser({ username: 'petra' });
+      const session = await app.loginAs(user);
+      const created = await session.post('/api/auth/tokens', { name: 'ci' });
+      expect(created.status).toBe(201);
+      const pat = app.as(created.body.data.token);
+
+      const plain = await users(['sessions', 'petra', '--revoke-all', '--yes']);
+      expect(plain.code).toBe(0);
+      expect(plain.stdout).toBe("ended 1 session(s) of 'petra'\n");
+      expect((await pat.get('/api/auth/user')).status).toBe(200);
+
+      const alone = await users(['sessions', 'petra', '--include-tokens', '--yes']);
+      expect(alone.code).toBe(1);
+      expect(alone.stderr).toContain('svc: --include-tokens needs --revoke-all');
+      expect((await pat.get('/api/auth/user')).status).toBe(200);
+
+      const all = await users(['sessions', 'petra', '--revoke-all', '--include-tokens', '--yes']);
+      expect(all.code).toBe(0);
+      expect(all.stdout).toBe(
+        "ended 0 session(s) of 'petra'\ndeleted 1 personal access token(s) of 'petra'\n",
+      );
+      const refused = await pat.get('/api/auth/user');
+      expect(refused.status).toBe(401);
+      expect(refused.body.detail[0].code).toBe('auth.token_invalid');
     },
     CLI_TIMEOUT_MS,
   );

@@ -5,14 +5,16 @@ import { openAuthProject } from '../project.js';
 import { closePrompts, confirm } from '../prompts.js';
 import { formatTable } from './users.js';
 
-// `svc users sessions <username> [--revoke-all] [--yes]` (SPEC-2 "Administration and self-service", CLI
-// paragraph; docs/sessions-and-tokens.md): the sessions as `GET /admin/user/{user_id}/sessions` lists them,
-// and the same revocation as `DELETE /admin/user/{user_id}/sessions`.
+// `svc users sessions <username> [--revoke-all [--include-tokens]] [--yes]` (SPEC-2 "Administration and
+// self-service", CLI paragraph; SPEC-3 §7 rule 2; docs/sessions-and-tokens.md): the sessions as
+// `GET /admin/user/{user_id}/sessions` lists them, and the same revocation as
+// `DELETE /admin/user/{user_id}/sessions[?includeTokens=true]`.
 
 interface SessionsArgs {
   baseDir?: string;
   username: string;
   revokeAll?: boolean;
+  includeTokens?: boolean;
   yes?: boolean;
 }
 
@@ -29,11 +31,17 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
         default: false,
         describe: 'End every session: refresh and access tokens are refused at once',
       })
+      .option('include-tokens', {
+        type: 'boolean',
+        default: false,
+        describe: "With --revoke-all: also delete the user's personal access tokens",
+      })
       .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Do not ask for confirmation' })
       .example('$0 users sessions alice', "alice's logins: created, last used, address, user agent")
+      .example('$0 users sessions alice --revoke-all --yes', 'Log alice out everywhere (scripts)')
       .example(
-        '$0 users sessions alice --revoke-all --yes',
-        'Log alice out everywhere (scripts)',
+        '$0 users sessions alice --revoke-all --include-tokens --yes',
+        'End every login and delete every personal access token of alice',
       ) as Argv<SessionsArgs>,
   handler: async (argv) => {
     const project = await openAuthProject(argv.baseDir);
@@ -54,13 +62,25 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
         internal.authTables(settings, db.dialect).session,
       );
       const active = await store.listActive(found.id, new Date());
+      if (argv.includeTokens && !argv.revokeAll) throw new CliError('--include-tokens needs --revoke-all');
       if (argv.revokeAll) {
-        const question = `End all ${active.length} session(s) of user '${found.username}'? [y/N] `;
+        const what = argv.includeTokens ? 'session(s) and every personal access token' : 'session(s)';
+        const question = `End all ${active.length} ${what} of user '${found.username}'? [y/N] `;
         if (!argv.yes && !(await confirm(question))) {
           throw new CliError('no session ended: not confirmed (use --yes to skip the question)');
         }
         const ended = await store.revoke(found.id, new Date());
         process.stdout.write(`ended ${ended.length} session(s) of '${found.username}'\n`);
+        if (argv.includeTokens) {
+          // SPEC-3 §7 rule 2: the same deletion as the admin route's `includeTokens=true`.
+          const tokens = internal.createPersonalTokenStore(
+            db,
+            internal.personalTokenTables(settings, db.dialect),
+            tables,
+          );
+          const deleted = await tokens.deleteAllOf(found.id);
+          process.stdout.write(`deleted ${deleted} personal access token(s) of '${found.username}'\n`);
+        }
         return;
       }
       if (active.length === 0) {

@@ -16,7 +16,14 @@ export const accountsModule = defineModule({
   tables: accountTables,
   provides: ['accounts'],
   requires: ['loginGuard', 'mail'],
-  uses: ['rateLimiter', 'userSettings', 'accountExport', 'accountRemoval', 'secondFactor'],
+  uses: [
+    'rateLimiter',
+    'userSettings',
+    'accountExport',
+    'accountRemoval',
+    'secondFactor',
+    'personalTokenRevoker',
+  ],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });

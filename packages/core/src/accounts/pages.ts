@@ -11,7 +11,9 @@ interface PageKind {
   path: string;
   key: 'reset' | 'verify' | 'accept';
   field?: 'newPassword' | 'password';
-  run(token: string, value: string): Promise<unknown>;
+  /** A checkbox sent as `name=true` when ticked, labelled by `pages.<key>.<label>` (SPEC-3 §7 rule 2). */
+  checkbox?: { name: string; label: string };
+  run(token: string, value: string, fields: Record<string, string | undefined>): Promise<unknown>;
 }
 
 function layout(t: Translate, lang: string, title: string, body: string): string {
@@ -20,6 +22,7 @@ function layout(t: Translate, lang: string, title: string, body: string): string
     `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${e(title)}</title>` +
     `<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;line-height:1.5}` +
     `label{display:block;margin:1rem 0 .25rem}input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}` +
+    `input[type=checkbox]{width:auto;margin-right:.5rem}` +
     `button{font:inherit;margin-top:1rem;padding:.5rem 1rem}[role=alert]{color:#a00}</style></head>` +
     `<body><main><h1>${e(title)}</h1>${body}</main></body></html>`
   );
@@ -31,9 +34,13 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
     ? `<label for="secret">${e(t(`pages.${kind.key}.label`))}</label>` +
       `<input id="secret" name="secret" type="password" autocomplete="new-password" required>`
     : '';
+  const box = kind.checkbox
+    ? `<label><input type="checkbox" name="${e(kind.checkbox.name)}" value="true">` +
+      `${e(t(`pages.${kind.key}.${kind.checkbox.label}`))}</label>`
+    : '';
   return (
     `${alert}<p>${e(t(`pages.${kind.key}.intro`))}</p>` +
-    `<form method="post"><input type="hidden" name="token" value="${e(token)}">${input}` +
+    `<form method="post"><input type="hidden" name="token" value="${e(token)}">${input}${box}` +
     `<button type="submit">${e(t(`pages.${kind.key}.submit`))}</button></form>`
   );
 }
@@ -48,7 +55,10 @@ export function createAccountPages(service: AccountService, settings: Settings):
       path: '/account/reset-password',
       key: 'reset',
       field: 'newPassword',
-      run: (token, value) => service.reset(token, value),
+      // SPEC-3 §7 rule 2: the reset form offers to delete the personal tokens too.
+      checkbox: { name: 'revokeTokens', label: 'revoke_tokens' },
+      run: (token, value, fields) =>
+        service.reset(token, value, { revokeTokens: fields.revokeTokens === 'true' }),
     },
     { path: '/account/verify-email', key: 'verify', run: (token) => service.verifyEmail(token) },
     {
@@ -80,7 +90,7 @@ export function createAccountPages(service: AccountService, settings: Settings):
           throw new SvcError(
             `auth.${kind.key === 'accept' ? 'invitation' : kind.key === 'verify' ? 'verify_token' : 'reset_token'}_invalid`,
           );
-        await kind.run(token, (fields.secret ?? '').slice(0, 1024));
+        await kind.run(token, (fields.secret ?? '').slice(0, 1024), fields);
       } catch (error) {
         if (!(error instanceof SvcError)) throw error;
         const message = t(error.code, error.params);

@@ -73,11 +73,12 @@ export function createAccountsRouter(service: AccountService, self: SelfService)
       summary: 'Set a new password with a reset link',
       description:
         'Sets the password, ends every login (refresh tokens, access tokens issued before, event sockets), ' +
-        'lifts a login lock and verifies the email. A refused password leaves the token usable.',
+        'lifts a login lock and verifies the email; `revokeTokens: true` deletes the personal access tokens ' +
+        'too. A refused password leaves the token usable.',
       body: ResetBody,
       status: 204,
     },
-    (ctx) => service.reset(ctx.body.token, ctx.body.newPassword),
+    (ctx) => service.reset(ctx.body.token, ctx.body.newPassword, { revokeTokens: ctx.body.revokeTokens }),
   );
   accounts.post(
     '/invitation/accept',
@@ -148,6 +149,8 @@ export function createAccountsRouter(service: AccountService, self: SelfService)
       response: UserOut,
       status: 201,
       logAs: 'invited a user by {username}',
+      // SPEC-3 §7 rule 3: a personal token never invites (it could send an account to the thief's mailbox).
+      allowPersonalToken: false,
     },
     async (ctx) => {
       const { created, user } = await service.invite(ctx.user.username, ctx.body);

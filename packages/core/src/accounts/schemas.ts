@@ -32,6 +32,10 @@ export const VerifyBody = z.object({ token: z.string().min(1).max(TOKEN_MAX_LENG
 export const ResetBody = z.object({
   token: z.string().min(1).max(TOKEN_MAX_LENGTH),
   newPassword: z.string().max(PASSWORD_MAX_LENGTH),
+  revokeTokens: z
+    .boolean()
+    .default(false)
+    .describe('Also delete the personal access tokens (SPEC-3 §7 rule 2); every session ends either way'),
 });
 
 /** `DELETE /auth/user` (SPEC-2 "Administration and self-service"). */

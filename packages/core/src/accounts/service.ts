@@ -16,7 +16,11 @@ export interface AccountServiceDeps {
   store: AccountStore;
   cache: Cache;
   log: Logger;
-  ports: ModulePorts<'accounts', 'loginGuard' | 'mail', 'rateLimiter' | 'userSettings'>;
+  ports: ModulePorts<
+    'accounts',
+    'loginGuard' | 'mail',
+    'rateLimiter' | 'userSettings' | 'personalTokenRevoker'
+  >;
   now: () => Date;
 }
 
@@ -266,9 +270,9 @@ export function createAccountService(deps: AccountServiceDeps) {
     /**
      * `POST /auth/password/reset`: the token must be unused, unexpired, not superseded and issued after the
      * user's last password change; it is consumed only once the new password is accepted, by one statement
-     * that only one of concurrent presentations wins.
+     * that only one of concurrent presentations wins. `revokeTokens` deletes the personal tokens as well.
      */
-    async reset(token: string, newPassword: string): Promise<void> {
+    async reset(token: string, newPassword: string, options: { revokeTokens?: boolean } = {}): Promise<void> {
       const invalid = () => new SvcError('auth.reset_token_invalid');
       const at = now();
       const digest = tokenDigest(token);
@@ -288,6 +292,9 @@ export function createAccountService(deps: AccountServiceDeps) {
           if (!(await store.consume(digest, now()))) throw invalid();
         },
       });
+      // SPEC-3 §7 rule 2: on request the reset ends the personal tokens too (a password change alone does not,
+      // SPEC-2 "Personal access tokens"); only once the password is set, so a refused one deletes nothing.
+      if (options.revokeTokens) await ports.find('personalTokenRevoker')?.deleteAll(user.id);
     },
   };
 }

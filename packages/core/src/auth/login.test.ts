@@ -62,6 +62,8 @@ describeEachDatabase('Login', (database) => {
       type: 'access',
       // SPEC-2 "Sessions": the access token names its session, the login's refresh family.
       sid: fam,
+      // SPEC-3 §7 rule 1: the login's time, on both tokens (a refresh copies it, never renews it).
+      auth_time: access.iat,
       iat: expect.any(Number),
       exp: expect.any(Number),
     });
@@ -72,6 +74,7 @@ describeEachDatabase('Login', (database) => {
       type: 'refresh',
       jti: expect.any(String),
       fam: expect.any(String),
+      auth_time: access.iat,
     });
     expect((refresh.exp as number) - (refresh.iat as number)).toBe(7 * 86_400);
     expect((await userRow(alice.id)).lastLoginAt).toBeInstanceOf(Date);

@@ -35,6 +35,12 @@ describeEachDatabase('Refresh token rotation', (database) => {
     const newClaims = jwt.decode(res.body.refresh_token) as Record<string, unknown>;
     expect(newClaims).toMatchObject({ sub: alice.user.id, type: 'refresh', fam: oldClaims.fam });
     expect(newClaims.jti).not.toBe(oldClaims.jti);
+    // SPEC-3 §7 rule 1: a refresh is not a login: both new tokens keep the login's `auth_time`.
+    expect(typeof oldClaims.auth_time).toBe('number');
+    expect(newClaims.auth_time).toBe(oldClaims.auth_time);
+    expect((jwt.decode(res.body.access_token) as Record<string, unknown>).auth_time).toBe(
+      oldClaims.auth_time,
+    );
     const rows = await records(alice.user.id);
     expect(rows).toHaveLength(2);
     expect(rows.find((r) => r.jti === oldClaims.jti)?.spentAt).toBeInstanceOf(Date);

@@ -134,7 +134,10 @@ export async function createAuthService(deps: AuthServiceDeps) {
     refused: () => Promise<SvcError> | SvcError,
   ): Promise<TokenPair> {
     const at = now();
-    const refresh = signer.signRefresh(user.id);
+    // SPEC-3 §7 rule 1: the login's time rides in its tokens (`auth_time`), so the recent-login check of the
+    // guard reads the token it has verified anyway: no query on any request (auth/tokens.ts).
+    const authTime = Math.floor(at.getTime() / 1000);
+    const refresh = signer.signRefresh(user.id, undefined, authTime);
     let done = false;
     try {
       // SPEC-2 "Sessions": the login's session is recorded in the same atomic step as its first token.
@@ -152,7 +155,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     if (!done) throw await refused();
     ports.get('events').emit('login', { userId: user.id, username: user.username });
     return {
-      access_token: signer.signAccess(user.id, refresh.family),
+      access_token: signer.signAccess(user.id, refresh.family, authTime),
       token_type: 'bearer',
       refresh_token: refresh.token,
     };
@@ -168,7 +171,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     async authenticate(token, options = {}) {
       const check = signer.check(token, TOKEN_TYPES.access);
       if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
-      const { sub, iat, sid } = check.claims;
+      const { sub, iat, sid, auth_time: authTime } = check.claims;
       // SPEC-2 "Sessions": a token's session is read in the same statement as its user.
       if (sid !== undefined && (typeof sid !== 'string' || !isUuid(sid)))
         throw new SvcError('auth.token_invalid');
@@ -185,7 +188,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (!row.isActive) throw new SvcError('user.disabled');
       // SPEC-2 "Sessions": a revoked session's tokens are refused at once; tokens without `sid` are not checked.
       if (sid !== undefined && row.sessionState !== 1) throw new SvcError('auth.session_revoked');
-      const user = { ...toAuthUser(row), ...(sid !== undefined ? { sessionId: sid } : {}) };
+      const user = {
+        ...toAuthUser(row),
+        ...(sid !== undefined ? { sessionId: sid } : {}),
+        ...(authTime !== undefined ? { authTime } : {}),
+      };
       return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
     },
     sessionActive: (userId, sessionId) => sessions.isActive(userId, sessionId),
@@ -361,18 +368,20 @@ export async function createAuthService(deps: AuthServiceDeps) {
 
       // SPEC-2 "Sessions": the refresh family is the session; its access tokens name it.
       const sid = check.claims.fam;
+      // SPEC-3 §7 rule 1: a refresh is not a login; the new tokens keep the login's `auth_time`.
+      const authTime = check.claims.auth_time;
       if (!settings.refresh_token_rotation) {
         const row = await store.userById(sub);
         if (!row || !row.isActive) throw userInvalid();
         const record = await store.refreshByJti(jti);
         if (!record || record.userId !== sub || record.spentAt) throw revoked();
         if (!(await sessions.touch(sid, sub, now()))) throw revoked();
-        return { access_token: signer.signAccess(sub, sid), token_type: 'bearer' };
+        return { access_token: signer.signAccess(sub, sid, authTime), token_type: 'bearer' };
       }
       const at = now();
       // The successor is signed first and stored in the same atomic step as the spend (store.rotateRefresh),
       // which reads the user too: a refresh that succeeds is one statement on PostgreSQL.
-      const next = signer.signRefresh(sub, sid);
+      const next = signer.signRefresh(sub, sid, authTime);
       // SPEC "Refresh token and login": a password change revokes the logins before it. Its deletion of the
       // records is the rule; the swap compares the token with the change as well (one-second resolution, as
       // for access tokens: a change in the token's own second leaves it valid), so a record that escaped the
@@ -407,7 +416,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       // `sessions.touch` adopts (it refuses a revoked one again).
       if (!touched && !(await sessions.touch(sid, sub, at))) throw revoked();
       return {
-        access_token: signer.signAccess(sub, sid),
+        access_token: signer.signAccess(sub, sid, authTime),
         token_type: 'bearer',
         refresh_token: next.token,
       };

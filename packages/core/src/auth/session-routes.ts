@@ -1,5 +1,6 @@
 import { defineRouter, type Router } from '../kernel/router.js';
 import {
+  RevokeAllQuery,
   SessionIdParams,
   SessionListOut,
   UserSessionIdParams,
@@ -84,12 +85,14 @@ export function createSessionAdminRouter(sessions: SessionService): Router {
     {
       summary: "End all of a user's sessions",
       description:
-        'Every login of the user ends at once (tokens refused, event sockets closed). 404 `user.not_found`.',
+        'Every login of the user ends at once (tokens refused, event sockets closed); with ' +
+        '`includeTokens=true` their personal access tokens are deleted too. 404 `user.not_found`.',
       params: UserSessionParams,
+      query: RevokeAllQuery,
       status: 204,
       logAs: 'ended the sessions of {user_id}',
     },
-    (ctx) => sessions.adminRevokeAll(ctx.params.user_id),
+    (ctx) => sessions.adminRevokeAll(ctx.params.user_id, ctx.query.includeTokens),
   );
 
   admin.delete(

@@ -21,3 +21,15 @@ export const SessionListOut = z.array(SessionOut);
 export const SessionIdParams = z.object({ session_id: UserIdParam });
 export const UserSessionParams = z.object({ user_id: UserIdParam });
 export const UserSessionIdParams = z.object({ user_id: UserIdParam, session_id: UserIdParam });
+
+/**
+ * `DELETE /admin/user/{user_id}/sessions` (SPEC-3 §7 rule 2): `includeTokens=true` deletes the user's personal
+ * access tokens as well.
+ */
+export const RevokeAllQuery = z.object({
+  includeTokens: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe("Also delete the user's personal access tokens"),
+});

@@ -26,7 +26,8 @@ export interface SessionServiceDeps {
   sessions: SessionStore;
   /** Whether a user exists (the admin routes answer 404 `user.not_found` otherwise). */
   userExists(userId: string): Promise<boolean>;
-  ports: ModulePorts<never, never, never>;
+  /** The event sink; the personal tokens' revoker for a revocation that includes them. */
+  ports: ModulePorts<never, never, 'personalTokenRevoker'>;
   now: () => Date;
 }
 
@@ -130,10 +131,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       await existingUser(userId);
       return (await sessions.listActive(userId, now())).map((row) => toView(row, undefined));
     },
-    /** `DELETE /admin/user/{user_id}/sessions`. */
-    async adminRevokeAll(userId: string): Promise<void> {
+    /**
+     * `DELETE /admin/user/{user_id}/sessions`; `includeTokens` deletes the personal tokens too (SPEC-3 §7 rule
+     * 2: revoking everything means everything).
+     */
+    async adminRevokeAll(userId: string, includeTokens = false): Promise<void> {
       await existingUser(userId);
       ended(userId, await sessions.revoke(userId, now()));
+      if (includeTokens) await ports.find('personalTokenRevoker')?.deleteAll(userId);
     },
     /** `DELETE /admin/user/{user_id}/sessions/{session_id}`. */
     async adminRevoke(userId: string, sessionId: string): Promise<void> {

@@ -13,6 +13,12 @@ export interface TokenClaims {
   fam?: string;
   /** SPEC-2 "Sessions": the session (login) of an access token; absent on tokens issued before sessions. */
   sid?: string;
+  /**
+   * SPEC-3 §7 rule 1: when the session's login happened (seconds, as OpenID Connect's `auth_time`), on access
+   * and refresh tokens alike; a refresh copies it from the refresh token it spends, so it never moves forward
+   * without a login. Absent on tokens issued before it existed (such a session counts as not recent).
+   */
+  auth_time?: number;
 }
 
 /** Why a token was refused, before any database work. */
@@ -23,12 +29,19 @@ export type TokenCheck =
 
 /** Signs and verifies the service's JWTs with one key built once (docs/performance.md "JWT key": a KeyObject is ~50x faster). */
 export interface TokenSigner {
-  /** An access token; `sessionId` becomes its `sid` claim (SPEC-2 "Sessions"). */
-  signAccess(userId: string, sessionId?: string): string;
-  /** A refresh token of login `family` (a new family when omitted); returns the token and its record fields. */
+  /**
+   * An access token; `sessionId` becomes its `sid` claim (SPEC-2 "Sessions"), `authTime` its `auth_time`
+   * (SPEC-3 §7 rule 1: the session's login, in seconds).
+   */
+  signAccess(userId: string, sessionId?: string, authTime?: number): string;
+  /**
+   * A refresh token of login `family` (a new family when omitted) carrying the login's `authTime`; returns
+   * the token and its record fields.
+   */
   signRefresh(
     userId: string,
     family?: string,
+    authTime?: number,
   ): { token: string; jti: string; family: string; expiresAt: Date };
   /** A short-lived `mfa` token (SPEC "Tokens (JWT)": valid `mfa_otp_expire_minutes`). */
   signMfa(userId: string, extra?: Record<string, unknown>): string;
@@ -69,16 +82,18 @@ export function createTokenSigner(deps: { settings: Settings; now: () => Date })
   }
 
   return {
-    signAccess(userId, sessionId) {
-      const claims = sessionId
-        ? { sub: userId, type: TOKEN_TYPES.access, sid: sessionId }
-        : { sub: userId, type: TOKEN_TYPES.access };
+    signAccess(userId, sessionId, authTime) {
+      const claims: Record<string, unknown> = { sub: userId, type: TOKEN_TYPES.access };
+      if (sessionId) claims.sid = sessionId;
+      if (authTime !== undefined) claims.auth_time = authTime;
       return sign(claims, settings.access_token_expire_minutes * 60);
     },
-    signRefresh(userId, family = randomUUID()) {
+    signRefresh(userId, family = randomUUID(), authTime) {
       const jti = randomUUID();
       const lifetime = settings.refresh_token_expire_days * 86_400;
-      const token = sign({ sub: userId, type: TOKEN_TYPES.refresh, jti, fam: family }, lifetime);
+      const claims: Record<string, unknown> = { sub: userId, type: TOKEN_TYPES.refresh, jti, fam: family };
+      if (authTime !== undefined) claims.auth_time = authTime;
+      const token = sign(claims, lifetime);
       return { token, jti, family, expiresAt: new Date(now().getTime() + lifetime * 1000) };
     },
     signMfa(userId, extra = {}) {
@@ -100,6 +115,8 @@ export function createTokenSigner(deps: { settings: Settings; now: () => Date })
       if (claims.iat > seconds(now()) + IAT_FUTURE_LEEWAY_SECONDS) return { ok: false, failure: 'invalid' };
       if (claims.type !== type) return { ok: false, failure: 'wrong_type' };
       if (typeof claims.sub !== 'string' || claims.sub === '') return { ok: false, failure: 'no_subject' };
+      // A malformed `auth_time` (only this signer writes it) is dropped: the session counts as not recent.
+      if (claims.auth_time !== undefined && !Number.isSafeInteger(claims.auth_time)) delete claims.auth_time;
       return { ok: true, claims: claims as TokenClaims & { sub: string } };
     },
   };

@@ -62,6 +62,11 @@ export interface AuthUser {
    * absent for tokens issued before sessions existed and outside a request.
    */
   sessionId?: string;
+  /**
+   * When the session of the request's access token began with a login (SPEC-3 §7 rule 1: its `auth_time`
+   * claim, seconds since the epoch; a refresh keeps it). Absent for personal tokens and older access tokens.
+   */
+  authTime?: number;
 }
 
 /** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */

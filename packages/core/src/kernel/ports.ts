@@ -318,6 +318,16 @@ export interface PersonalTokenAuthenticator {
   authenticate(token: string, clientIp: string): Promise<PersonalTokenUser>;
 }
 
+/**
+ * Deleting a user's personal access tokens (implemented by `personal-tokens`, also while
+ * `personal_tokens_enabled` is false: the rows are kept either way). SPEC-3 §7 rule 2: a revocation of
+ * everything (`?includeTokens=true`, a mailed reset with `revokeTokens`) goes through it.
+ */
+export interface PersonalTokenRevoker {
+  /** Deletes every personal token of the user; how many there were. */
+  deleteAll(userId: string): Promise<number>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -333,6 +343,7 @@ export interface Ports {
   mail: MailDelivery;
   accounts: AccountLinks;
   personalTokens: PersonalTokenAuthenticator;
+  personalTokenRevoker: PersonalTokenRevoker;
   passkeys: PasskeyFactor;
   accountExport: AccountExportParts;
   accountRemoval: AccountRemoval;

@@ -22,6 +22,14 @@ export interface ProtectionOptions {
    * @default true
    */
   allowPersonalToken?: boolean;
+  /**
+   * True on routes that add a lasting credential (a passkey, a personal token, a linked identity): the
+   * caller's session must have begun with a login at most `reauthentication_max_age_minutes` ago, else 403
+   * `auth.reauthentication_required` (SPEC-3 §7 rule 1). A refresh is not a login; a personal token never
+   * passes. Handlers that decide by the request can call `assertRecentLogin` instead.
+   * @default false
+   */
+  requireRecentLogin?: boolean;
 }
 
 /** Options of one route. */

@@ -19,6 +19,8 @@ export interface Requirements {
    * says `allowPersonalToken: false` (a refusal adds up like the other requirements).
    */
   allowPersonalToken: boolean;
+  /** The session must have begun with a recent login (SPEC-3 §7 rule 1): router or route says so. */
+  requireRecentLogin: boolean;
 }
 
 /** Router and route protection added up: public from the route else the router, the rest combined. */
@@ -29,6 +31,7 @@ export function combineRequirements(router: ProtectionOptions, route: Protection
     requireStaff: Boolean(router.requireStaff || route.requireStaff),
     requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
     allowPersonalToken: router.allowPersonalToken !== false && route.allowPersonalToken !== false,
+    requireRecentLogin: Boolean(router.requireRecentLogin || route.requireRecentLogin),
   };
 }
 

@@ -30,7 +30,13 @@ export const passkeysModule = defineModule({
     const rp = relyingParty(settings);
     const challenges = createChallenges(cache);
     const verifyAssertion = createAssertionCheck({ rp, store, log, now });
-    const registration = createRegistration({ rp, store, challenges, now });
+    const registration = createRegistration({
+      maxPerUser: settings.passkeys_max_per_user,
+      rp,
+      store,
+      challenges,
+      now,
+    });
     const login = createPasskeyLogin({ settings, rp, store, challenges, verifyAssertion, ports });
     ports.provide('passkeys', login.factor);
     return {

@@ -42,6 +42,8 @@ export function challengeOf(clientDataJSON: string): string | null {
 }
 
 export interface RegistrationDeps {
+  /** SPEC-3 §7 rule 1: `passkeys_max_per_user`. */
+  maxPerUser: number;
   rp: RelyingParty;
   store: PasskeyStore;
   challenges: Challenges;
@@ -53,11 +55,14 @@ export function createRegistration(deps: RegistrationDeps) {
   const { rp, store, challenges, now } = deps;
   const invalid = () => new SvcError('auth.passkey_invalid', { status: 400 });
   const notFound = () => new SvcError('auth.passkey_not_found');
+  // SPEC-3 §7 rule 1: at most `passkeys_max_per_user` passkeys, refused at both registration routes.
+  const limit = () => new SvcError('auth.passkey_limit', { params: { max: deps.maxPerUser } });
 
   return {
     /** Creation options: user verification required, resident key preferred, existing credentials excluded. */
     async options(user: AuthUser) {
       const existing = await store.list(user.id);
+      if (existing.length >= deps.maxPerUser) throw limit();
       const displayName = `${user.firstName} ${user.lastName}`.trim() || user.username;
       const options = await generateRegistrationOptions({
         rpName: rp.name,
@@ -104,8 +109,15 @@ export function createRegistration(deps: RegistrationDeps) {
         createdAt: now(),
         lastUsedAt: null,
       };
+      // Options issued below the limit do not carry past it (several may be pending at once).
+      if ((await store.count(user.id)) >= deps.maxPerUser) throw limit();
       // A credential id registered already (by this user or another) is refused, never moved.
       if (!(await store.insert(row))) throw invalid();
+      // Counted again with the new row in: of concurrent registrations at the limit, none gets past it.
+      if ((await store.count(user.id)) > deps.maxPerUser) {
+        await store.remove(user.id, row.id);
+        throw limit();
+      }
       return toPasskeyOut(row);
     },
 

@@ -33,8 +33,12 @@ export function createPasskeysRouter(registration: Registration): Router {
       summary: 'Start registering a passkey',
       description:
         'Creation options for `navigator.credentials.create()`: user verification required, resident key ' +
-        'preferred, the caller’s passkeys excluded. The challenge works once within 5 minutes.',
+        'preferred, the caller’s passkeys excluded. The challenge works once within 5 minutes. 403 ' +
+        '`auth.reauthentication_required` unless the session’s login is recent; 409 `auth.passkey_limit` at ' +
+        '`passkeys_max_per_user`.',
       response: CreationOptionsOut,
+      // SPEC-3 §7 rule 1: a passkey is a lasting credential (its login skips MFA): a recent login only.
+      requireRecentLogin: true,
     },
     (ctx) => registration.options(ctx.user),
   );
@@ -42,8 +46,12 @@ export function createPasskeysRouter(registration: Registration): Router {
     '/register',
     {
       summary: 'Register a passkey',
-      description: 'The JSON of the created credential; 400 `auth.passkey_invalid` when it does not verify.',
+      description:
+        'The JSON of the created credential; 400 `auth.passkey_invalid` when it does not verify. 403 ' +
+        '`auth.reauthentication_required` unless the session’s login is recent; 409 `auth.passkey_limit` at ' +
+        '`passkeys_max_per_user`.',
       body: RegisterBody,
+      requireRecentLogin: true, // SPEC-3 §7 rule 1
       response: PasskeyOut,
       status: 201,
       logAs: 'registered a passkey',

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, lt } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { toAuthUser } from '../kernel/identity.js';
@@ -17,6 +17,12 @@ export function createPasskeyStore(db: Database, tables: PasskeyTables, core: Pi
     /** The user's passkeys, oldest first (one indexed query). */
     async list(userId: string): Promise<PasskeyRow[]> {
       return orm.select().from(k).where(eq(k.userId, userId)).orderBy(asc(k.createdAt), asc(k.id));
+    },
+
+    /** How many passkeys the user has (SPEC-3 §7 rule 1: `passkeys_max_per_user`). */
+    async count(userId: string): Promise<number> {
+      const [row] = await orm.select({ n: count() }).from(k).where(eq(k.userId, userId));
+      return Number(row?.n ?? 0);
     },
 
     async byCredentialId(credentialId: string): Promise<PasskeyRow | undefined> {

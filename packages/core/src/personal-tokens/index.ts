@@ -12,7 +12,7 @@ import { personalTokenTables } from './tables.js';
 export const personalTokensModule = defineModule({
   name: 'personal-tokens',
   tables: personalTokenTables,
-  provides: ['personalTokens'],
+  provides: ['personalTokens', 'personalTokenRevoker'],
   uses: ['rateLimiter', 'permissions'],
   setup({ settings, authDb, log, ports, tables, coreTables }) {
     const store = createPersonalTokenStore(authDb, tables, coreTables);
@@ -27,6 +27,8 @@ export const personalTokensModule = defineModule({
     // SPEC-2 "Administration and self-service": the export lists the tokens without secrets, also while
     // the feature is switched off (the rows are still stored).
     const accountExport = { personalTokens: (userId: string) => service.list(userId) };
+    // SPEC-3 §7 rule 2: a revocation that includes tokens deletes the stored rows, enabled or not.
+    ports.provide('personalTokenRevoker', { deleteAll: (userId) => service.deleteAllOf(userId) });
     if (!settings.personal_tokens_enabled) return { accountExport };
     ports.provide('personalTokens', { authenticate: (token, ip) => service.authenticate(token, ip) });
     return {

@@ -118,8 +118,9 @@ describeEachDatabase('Personal access tokens', (database) => {
     const me = await pat.get('/api/auth/user');
     expect(me.body.data).toMatchObject({ id: alice.user.id, permissions: ['notes.read'], isStaff: false });
     expect((await pat.get('/api/notes/staff')).status).toBe(403);
-    // Without `null` the default of 90 days applies; null is a token without expiry.
-    expect((await createToken(alice, { expiresInDays: null })).expiresAt).toBeNull();
+    // Without `null` the default of 90 days applies; null is a token without expiry, a superuser's only
+    // (SPEC-3 §7 rule 1; personal-tokens/hardening.test.ts has the refusal).
+    expect((await createToken(admin, { expiresInDays: null })).expiresAt).toBeNull();
   });
 
   it('refuses what the caller does not hold with 422 access.permission_not_held', async () => {

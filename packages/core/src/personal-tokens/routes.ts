@@ -27,8 +27,14 @@ export function createPersonalTokenRouter(service: PersonalTokenService): Router
       description:
         'The token (`svc_pat_…`) is in this answer only. It acts as the caller with the permissions, staff and ' +
         'superuser status it names and the caller still holds. 422 `access.permission_not_held` with ' +
-        '`params.permissions` naming what the caller lacks (codenames, `staff`, `superuser`).',
+        '`params.permissions` naming what the caller lacks (codenames, `staff`, `superuser`); 422 ' +
+        '`access.token_expiry_required` for `expiresInDays: null` unless a superuser; 403 ' +
+        '`auth.reauthentication_required` unless the session’s login is recent; 409 `access.token_limit` at ' +
+        '`personal_tokens_max_per_user` unexpired tokens.',
       body: TokenCreateBody,
+      // SPEC-3 §7 rule 1: a token is a lasting credential: minted only soon after a login (a stolen access
+      // token alone cannot turn itself into one).
+      requireRecentLogin: true,
       response: TokenCreatedOut,
       status: 201,
       logAs: 'created a personal access token',

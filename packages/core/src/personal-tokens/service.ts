@@ -174,9 +174,14 @@ export function createPersonalTokenService(deps: PersonalTokenServiceDeps) {
       if (lacking.length > 0) {
         throw new SvcError('access.permission_not_held', { params: { permissions: lacking } });
       }
-      const token = `${PERSONAL_TOKEN_PREFIX}${randomBytes(TOKEN_RANDOM_BYTES).toString('base64url')}`;
-      const createdAt = now();
       const days = input.expiresInDays === undefined ? EXPIRES_IN_DAYS_DEFAULT : input.expiresInDays;
+      // SPEC-3 §7 rule 1: a token that never expires is for superusers only.
+      if (days === null && !caller.isSuperuser) throw new SvcError('access.token_expiry_required');
+      const max = deps.settings.personal_tokens_max_per_user;
+      const limit = () => new SvcError('access.token_limit', { params: { max } });
+      const createdAt = now();
+      if ((await store.countLive(caller.id, createdAt)) >= max) throw limit();
+      const token = `${PERSONAL_TOKEN_PREFIX}${randomBytes(TOKEN_RANDOM_BYTES).toString('base64url')}`;
       const row = await store.insert({
         userId: caller.id,
         digest: digestOf(token),
@@ -188,6 +193,12 @@ export function createPersonalTokenService(deps: PersonalTokenServiceDeps) {
         expiresAt: days === null ? null : new Date(createdAt.getTime() + days * 86_400_000),
         createdAt,
       });
+      // Counted again with the new row in: of concurrent requests at the limit, none gets past it (all of
+      // them may be refused; the client retries).
+      if ((await store.countLive(caller.id, createdAt)) > max) {
+        await store.deleteOf(caller.id, row.id);
+        throw limit();
+      }
       const { lastUsedAt: _unused, ...shown } = toPersonalTokenOut(row);
       return { ...shown, token };
     },
@@ -198,6 +209,9 @@ export function createPersonalTokenService(deps: PersonalTokenServiceDeps) {
 
     /** `DELETE /auth/tokens/{token_id}`: 404 `access.token_not_found` for an unknown id or another user's. */
     remove,
+
+    /** Deletes every token of the user (SPEC-3 §7 rule 2: a revocation that includes tokens). */
+    deleteAllOf: (userId: string): Promise<number> => store.deleteAllOf(userId),
 
     async listOfUser(userId: string): Promise<PersonalTokenOut[]> {
       await assertUserExists(userId);

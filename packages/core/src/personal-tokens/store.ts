@@ -1,4 +1,4 @@
-import { and, desc, eq, getTableColumns, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gt, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
 import type { CoreTables } from '../kernel/db/tables.js';
@@ -84,6 +84,18 @@ export function createPersonalTokenStore(db: Database, tables: PersonalTokenTabl
     /** The user's tokens, newest first. */
     async listOf(userId: string): Promise<PersonalTokenInfo[]> {
       return orm.select(infoColumns).from(t).where(eq(t.userId, userId)).orderBy(desc(t.createdAt), t.id);
+    },
+    /** How many of the user's tokens are still live at `at` (SPEC-3 §7 rule 1: expired ones do not count). */
+    async countLive(userId: string, at: Date): Promise<number> {
+      const [row] = await orm
+        .select({ n: count() })
+        .from(t)
+        .where(and(eq(t.userId, userId), or(isNull(t.expiresAt), gt(t.expiresAt, at))));
+      return Number(row?.n ?? 0);
+    },
+    /** Deletes every token of the user (SPEC-3 §7 rule 2); how many there were. */
+    async deleteAllOf(userId: string): Promise<number> {
+      return (await orm.delete(t).where(eq(t.userId, userId)).returning({ id: t.id })).length;
     },
     /** Deletes one token of the user; false when the user has no token of that id. */
     async deleteOf(userId: string, id: string): Promise<boolean> {

@@ -20,6 +20,12 @@ import {
 } from './schemas.js';
 import type { RbacService } from './service.js';
 
+/**
+ * SPEC-3 §7 rule 3: a personal token never writes groups or permissions (a superuser's token could otherwise
+ * grant any account any power); reading stays open to it.
+ */
+const WRITE = { allowPersonalToken: false } as const;
+
 /** SPEC "Permissions and groups (superuser only; router can be disabled)". */
 export function createRbacRouter(
   service: RbacService,
@@ -37,12 +43,19 @@ export function createRbacRouter(
   );
   r.post(
     '/permissions',
-    { summary: 'Create a permission', status: 201, body: PermissionCreateBody, response: PermissionOut },
+    {
+      ...WRITE,
+      summary: 'Create a permission',
+      status: 201,
+      body: PermissionCreateBody,
+      response: PermissionOut,
+    },
     (ctx) => service.createPermission(ctx.body, ctx.t),
   );
   r.put(
     '/permissions/:perm_id',
     {
+      ...WRITE,
       summary: 'Update a permission',
       params: PermissionIdParams,
       body: PermissionUpdateBody,
@@ -52,7 +65,7 @@ export function createRbacRouter(
   );
   r.delete(
     '/permissions/:perm_id',
-    { summary: 'Delete a permission', status: 204, params: PermissionIdParams },
+    { ...WRITE, summary: 'Delete a permission', status: 204, params: PermissionIdParams },
     (ctx) => service.deletePermission(ctx.params.perm_id),
   );
 
@@ -61,16 +74,18 @@ export function createRbacRouter(
   );
   r.post(
     '/groups',
-    { summary: 'Create a group', status: 201, body: GroupCreateBody, response: GroupOut },
+    { ...WRITE, summary: 'Create a group', status: 201, body: GroupCreateBody, response: GroupOut },
     (ctx) => service.createGroup(ctx.body, ctx.t),
   );
   r.put(
     '/groups/:group_id',
-    { summary: 'Update a group', params: GroupIdParams, body: GroupUpdateBody, response: GroupOut },
+    { ...WRITE, summary: 'Update a group', params: GroupIdParams, body: GroupUpdateBody, response: GroupOut },
     (ctx) => service.updateGroup(ctx.params.group_id, ctx.body, ctx.t),
   );
-  r.delete('/groups/:group_id', { summary: 'Delete a group', status: 204, params: GroupIdParams }, (ctx) =>
-    service.deleteGroup(ctx.params.group_id),
+  r.delete(
+    '/groups/:group_id',
+    { ...WRITE, summary: 'Delete a group', status: 204, params: GroupIdParams },
+    (ctx) => service.deleteGroup(ctx.params.group_id),
   );
 
   r.get(
@@ -81,6 +96,7 @@ export function createRbacRouter(
   r.put(
     '/users/:user_id/groups',
     {
+      ...WRITE,
       summary: "Replace a user's groups",
       params: UserIdParams,
       body: UserGroupsBody,
@@ -96,6 +112,7 @@ export function createRbacRouter(
   r.put(
     '/users/:user_id/permissions',
     {
+      ...WRITE,
       summary: "Replace a user's direct permissions",
       params: UserIdParams,
       body: UserPermissionsBody,

@@ -4,6 +4,9 @@ import { defineRouter } from '../kernel/router.js';
 import { UserIdParams, UserListQuery, UserOut, UserPage, UserPatchBody } from './schemas.js';
 import type { UserService } from './service.js';
 
+/** The fields of `PATCH /admin/user/{user_id}` a personal token may not name (SPEC-3 §7 rule 3). */
+const TOKEN_REFUSED_FIELDS = ['password', 'email', 'isSuperuser', 'isStaff', 'isActive'] as const;
+
 /** `/admin/user` routes (SPEC "User administration"): superuser only, thin handlers over the service. */
 export function createUsersRouter(service: UserService) {
   const users = defineRouter({
@@ -30,11 +33,10 @@ export function createUsersRouter(service: UserService) {
     { summary: 'Update a user', params: UserIdParams, body: UserPatchBody, response: UserOut },
     (ctx) => {
       // SPEC-2 "Personal access tokens": a token never sets a password or an email (the rule of the credential
-      // routes), through administration neither; the other fields stay open to a superuser's token.
-      if (
-        isPersonalTokenUser(ctx.caller) &&
-        (ctx.body.password !== undefined || ctx.body.email !== undefined)
-      ) {
+      // routes), through administration neither; SPEC-3 §7 rule 3: nor the flags that raise or end an account
+      // (a superuser's token would make a second superuser, who could then set the owner's password). The
+      // names and profile fields stay open to it.
+      if (isPersonalTokenUser(ctx.caller) && TOKEN_REFUSED_FIELDS.some((field) => field in ctx.body)) {
         throw new SvcError('access.token_not_allowed');
       }
       return service.update(ctx.caller, ctx.params.user_id, ctx.body);

@@ -158,6 +158,10 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     constraint: '5 to 1440',
   },
   passkeys_enabled: { meaning: 'Mount the passkey (WebAuthn) routes and accept passkeys as the MFA step' },
+  passkeys_max_per_user: {
+    meaning: 'Most passkeys one user may register (409 auth.passkey_limit beyond it)',
+    constraint: '1 to 100',
+  },
   password_reset_url: {
     meaning: 'Link template of a password-reset mail; {public_url} and {token} are filled in',
     constraint: 'contains {token}',
@@ -167,12 +171,22 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning:
       'Mount the personal access token routes (/auth/tokens, /admin/user/{user_id}/tokens) and accept `svc_pat_` tokens as bearer credentials',
   },
+  personal_tokens_max_per_user: {
+    meaning:
+      'Most unexpired personal access tokens one user may hold (409 access.token_limit beyond it); deleted and expired tokens do not count',
+    constraint: '1 to 1000',
+  },
   port: { meaning: 'Bind port of the server commands', constraint: '1 to 65535' },
   project_name: { meaning: 'Project name shown in the health route and the API documentation' },
   public_url: {
     meaning:
       'Base URL of the application as users reach it; links in mails are built from it, never from request headers. Empty: http://{host}:{port} of the server',
     constraint: 'http:// or https:// URL',
+  },
+  reauthentication_max_age_minutes: {
+    meaning:
+      'How recent the login of a session must be to register a passkey or create a personal access token (403 auth.reauthentication_required otherwise); a refresh is not a login',
+    constraint: '1 to 60',
   },
   refresh_reuse_grace_seconds: {
     meaning: 'Grace in which a reused refresh token is refused but the login is kept',

@@ -108,6 +108,8 @@ const KnownSettingsSchema = z.object({
   mfa_send_cooldown_seconds: int(0, 3600).default(30),
   mfa_totp_issuer: str.default(''),
   passkeys_enabled: bool.default(false),
+  // SPEC-3 §7 rule 1: per-user maximum of passkeys.
+  passkeys_max_per_user: int(1, 100).default(20),
   password_reset_expire_minutes: int(5, 1440).default(30),
   password_reset_url: str
     .default('{public_url}/account/reset-password?token={token}')
@@ -116,11 +118,15 @@ const KnownSettingsSchema = z.object({
     }),
   password_min_length: int(1).default(12),
   personal_tokens_enabled: bool.default(false),
+  // SPEC-3 §7 rule 1: per-user maximum of live (unexpired) personal tokens.
+  personal_tokens_max_per_user: int(1, 1000).default(50),
   port: int(1, 65535).default(8000),
   project_name: str.default(''),
   public_url: str.default('').refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), {
     message: 'an http:// or https:// URL',
   }),
+  // SPEC-3 §7 rule 1: how recent the login of a session must be to add a lasting credential.
+  reauthentication_max_age_minutes: int(1, 60).default(5),
   refresh_reuse_grace_seconds: int(0).default(10),
   refresh_token_expire_days: int(1).default(7),
   refresh_token_rotation: bool.default(true),

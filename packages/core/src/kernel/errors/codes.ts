@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   'access.token_not_allowed': { status: 403, loc: AUTH_HEADER },
   'mfa.disabled': { status: 403, loc: ['body'] },
   'auth.email_unverified': { status: 403, loc: ['body', 'username'] },
+  'auth.reauthentication_required': { status: 403, loc: AUTH_HEADER }, // SPEC-3 §7 rule 1
   // 404
   'request.not_found': { status: 404, loc: ['path'] },
   'access.token_not_found': { status: 404, loc: ['path', 'token_id'] },
@@ -77,6 +78,8 @@ export const ERROR_CODES = {
   'mfa.already_enabled': { status: 409, loc: ['body'] },
   'db.conflict': { status: 409, loc: ['body'] },
   'user.email_already_verified': { status: 409, loc: ['body'] },
+  'access.token_limit': { status: 409, loc: ['body'] }, // SPEC-3 §7 rule 1: params.max
+  'auth.passkey_limit': { status: 409, loc: ['body'] }, // SPEC-3 §7 rule 1: params.max
   // 413, 415
   'request.body_too_large': { status: 413, loc: ['body'] },
   'request.unsupported_media_type': { status: 415, loc: ['header', 'Content-Type'] },
@@ -89,6 +92,7 @@ export const ERROR_CODES = {
   'user.username_invalid': { status: 422, loc: ['body', 'username'] }, // params.reason, min_length, max_length
   'request.validation_error': { status: 422, loc: ['body'] },
   'access.permission_not_held': { status: 422, loc: ['body', 'permissions'] }, // params.permissions
+  'access.token_expiry_required': { status: 422, loc: ['body', 'expiresInDays'] }, // SPEC-3 §7 rule 1
   // 429
   'auth.too_many_attempts': { status: 429, loc: ['body'] },
   'mfa.too_many_attempts': { status: 429, loc: ['body'] },

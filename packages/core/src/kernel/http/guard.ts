@@ -1,6 +1,7 @@
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
 import { PERSONAL_TOKEN_PREFIX, type AuthUser, type PortRegistry } from '../ports.js';
+import { assertRecentLogin } from '../recent-login.js';
 import type { Requirements } from '../routes.js';
 
 export { combineRequirements, type Requirements } from '../routes.js';
@@ -73,6 +74,9 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     user = await authenticator.authenticate(token, { withPermissions: true });
   }
   input.onUser?.(user);
+  // SPEC-3 §7 rule 1: adding a lasting credential needs a recent login, a superuser's too (the claim was read
+  // with the token: no query).
+  if (requirements.requireRecentLogin) assertRecentLogin(user, settings);
   if (user.isSuperuser) return user;
   if (requirements.requireSuperuser) throw new SvcError('access.superuser_required');
   if (requirements.requireStaff && !user.isStaff) throw new SvcError('access.staff_required');

@@ -65,6 +65,13 @@ export const de: Record<string, string> = {
   'access.token_not_found': 'Persönliches Zugriffstoken nicht gefunden.',
   'access.permission_not_held':
     'Einem Token kann nur gegeben werden, was Sie selbst besitzen: {permissions}.',
+  'access.token_expiry_required':
+    'Nur ein Superuser darf ein Token ohne Ablauf erstellen; wählen Sie eine Gültigkeitsdauer.',
+  'access.token_limit':
+    'Sie besitzen bereits die höchstzulässige Zahl persönlicher Zugriffstoken ({max}); löschen Sie zuerst eines.',
+  'auth.passkey_limit':
+    'Sie haben bereits die höchstzulässige Zahl an Passkeys registriert ({max}); löschen Sie zuerst einen.',
+  'auth.reauthentication_required': 'Melden Sie sich dafür zuerst erneut mit Ihrem Passwort an.',
   'mfa.disabled': 'Mehr-Faktor-Authentifizierung ist auf diesem Server deaktiviert.',
   'request.not_found': 'Nicht gefunden.',
   'request.method_not_allowed': 'Methode nicht erlaubt.',
@@ -151,6 +158,7 @@ export const de: Record<string, string> = {
   'pages.reset.intro': 'Geben Sie das neue Passwort für Ihr Konto ein.',
   'pages.reset.label': 'Neues Passwort',
   'pages.reset.submit': 'Passwort setzen',
+  'pages.reset.revoke_tokens': 'Auch meine persönlichen Zugriffstoken löschen',
   'pages.reset.done': 'Ihr Passwort ist gesetzt. Sie können sich jetzt damit anmelden.',
   'pages.verify.title': 'E-Mail-Adresse bestätigen',
   'pages.verify.intro': 'Bestätigen Sie, dass diese Adresse Ihnen gehört.',
