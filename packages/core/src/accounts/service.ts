@@ -6,6 +6,7 @@ import { resolveLocale } from '../kernel/i18n/index.js';
 import { assertValidUsername, isUuid, normaliseEmail, toAuthUser } from '../kernel/identity.js';
 import type { TokenPair } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
+import type { AccountChange } from '../kernel/ports.js';
 import type { ModulePorts } from '../kernel/module.js';
 import { FORGOT_RATE_LIMIT_SCOPE, INVITED_PASSWORD_HASH, TOKEN_BYTES } from './constants.js';
 import type { AccountStore } from './store.js';
@@ -108,6 +109,14 @@ export function createAccountService(deps: AccountServiceDeps) {
     if (!address) return;
     const user = await store.userByEmail(address);
     if (!user || !user.isActive || !user.email) return;
+    if (user.invited) {
+      // SPEC-3 §7 rule 4: an invited user who has not accepted has no password to reset; they get a new
+      // invitation (it replaces the earlier one), under the invitation's cooldown. The inviter is not kept:
+      // the application invites, as `svc users invite` does.
+      if (!(await cooledDown('invitation', user.id))) return;
+      await sendLink('invitation', user.id, user.email, settings.app_name);
+      return;
+    }
     if (!(await cooledDown('password_reset', user.id))) return;
     await sendLink('password_reset', user.id, user.email);
   }
@@ -131,6 +140,11 @@ export function createAccountService(deps: AccountServiceDeps) {
 
   return {
     sendVerification,
+
+    /** The `accounts` port's `endLinks` (SPEC-3 §7 rule 4). */
+    async endLinks(userId: string, change: AccountChange): Promise<void> {
+      if (isUuid(userId)) await store.endLinks(userId, change);
+    },
 
     /**
      * `POST /admin/user/invite` (SPEC-2 "Invitations"): a new active user without a usable password and an
@@ -278,11 +292,14 @@ export function createAccountService(deps: AccountServiceDeps) {
       const changedAfter =
         user?.passwordChangedAt && user.passwordChangedAt.getTime() >= row.createdAt.getTime();
       if (!user || !user.isActive || changedAfter) throw invalid();
+      // SPEC-3 §7 rule 4: a mailed link works only while the account's address is the one it went to (the
+      // change also deleted it; this holds should a change ever come by a path that did not).
+      if (row.email !== '' && normaliseEmail(user.email) !== normaliseEmail(row.email)) throw invalid();
       await ports.get('loginGuard').setPassword(user.id, newPassword, {
         field: 'newPassword',
-        // The mail reached the account's address: it is verified, unless the address changed since (or the
-        // link was handed over without a mail: `svc users reset-link`).
-        verifyEmail: row.email !== '' && normaliseEmail(user.email) === normaliseEmail(row.email),
+        // The mail reached the account's address: it is verified (not for a link handed over without a
+        // mail: `svc users reset-link`).
+        verifyEmail: row.email !== '',
         async consume() {
           if (!(await store.consume(digest, now()))) throw invalid();
         },

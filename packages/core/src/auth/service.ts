@@ -512,7 +512,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
           throw error;
         }
       }
-      // SPEC-2 "Email verification": a new address gets a verification link.
+      // SPEC-3 §7 rule 4: the links sent to the old address end; SPEC-2 "Email verification": a new address
+      // gets a verification link.
+      if (changes.email !== undefined) await ports.find('accounts')?.endLinks(userId, 'email_changed');
       if (changes.email) ports.find('accounts')?.sendVerification(userId);
       const updated = await store.userWithPermissions(userId);
       if (!updated) throw new SvcError('user.not_found');

@@ -268,7 +268,16 @@ export interface MailDelivery {
 export interface AccountLinks {
   /** Sends a verification link to the user's current email, in the background (nothing when it has none). */
   sendVerification(userId: string): void;
+  /**
+   * Ends the user's unused links after a change of their account (SPEC-3 §7 rule 4): `email_changed` ends
+   * the password-reset and verification links, `deactivated` every link (reset, verification, invitation).
+   * Every route and command that changes an email or deactivates a user calls it.
+   */
+  endLinks(userId: string, change: AccountChange): Promise<void>;
 }
+
+/** A change of an account that ends the links sent before it (SPEC-3 §7 rule 4). */
+export type AccountChange = 'email_changed' | 'deactivated';
 
 /**
  * Every module's part of `GET /auth/user/export` (SPEC-2 "Administration and self-service"): the
