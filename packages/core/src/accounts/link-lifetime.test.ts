@@ -138,7 +138,10 @@ describeEachDatabase('Account links end with their address', (database) => {
     // The new invitation replaces the first one and works.
     const stale = await app.post('/api/auth/invitation/accept', { token: original, password: NEW_PASSWORD });
     expect(stale.status).toBe(400);
-    const accepted = await app.post('/api/auth/invitation/accept', { token: renewed, password: NEW_PASSWORD });
+    const accepted = await app.post('/api/auth/invitation/accept', {
+      token: renewed,
+      password: NEW_PASSWORD,
+    });
     expect(accepted.status).toBe(200);
     const row = await app.app.runtime.authDb.orm
       .select()

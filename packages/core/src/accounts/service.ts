@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
+import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { resolveLocale } from '../kernel/i18n/index.js';
 import { assertValidUsername, isUuid, normaliseEmail, toAuthUser } from '../kernel/identity.js';
@@ -171,29 +172,49 @@ export function createAccountService(deps: AccountServiceDeps) {
       };
       // The body schema checked the address; normaliseEmail only trims and lower-cases it.
       const email = normaliseEmail(input.email) ?? input.email;
-      const existing = await store.accountByEmail(email);
-      if (existing) {
+      /** The address belongs to an account: a pending invitation is renewed, any other refuses. */
+      const renew = async (existing: NonNullable<Awaited<ReturnType<typeof store.accountByEmail>>>) => {
         if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
           throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
         }
         const link = await deliver(existing.id, existing.email ?? email);
         return { created: false, user: existing, link };
-      }
+      };
+      const existing = await store.accountByEmail(email);
+      if (existing) return renew(existing);
       const username = assertValidUsername(input.username ?? email);
-      if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
       const groupIds = input.groupIds ?? [];
-      const unknown = await store.unknownGroups(groupIds);
-      if (unknown.length > 0) {
-        throw new SvcError('db.invalid_value', { loc: ['body', 'groupIds'], params: { groupIds: unknown } });
+      let user: Awaited<ReturnType<typeof store.insertInvited>>;
+      try {
+        if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
+        const unknown = await store.unknownGroups(groupIds);
+        if (unknown.length > 0) {
+          throw new SvcError('db.invalid_value', {
+            loc: ['body', 'groupIds'],
+            params: { groupIds: unknown },
+          });
+        }
+        user = await store.insertInvited({
+          username,
+          email,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          isStaff: input.isStaff ?? false,
+          groupIds,
+        });
+      } catch (error) {
+        // SPEC-3 §7 rule 9: a parallel invitation took the address or the name since the check above (on
+        // PostgreSQL the unique index refuses the second insert). This one answers what it would have a
+        // moment later: the address's pending invitation is renewed, else the documented code.
+        const conflict = mapDatabaseError(error)?.code === 'db.conflict';
+        if (!conflict && !(error instanceof SvcError && error.code === 'auth.username_taken')) throw error;
+        const raced = await store.accountByEmail(email);
+        if (raced) return renew(raced);
+        if (!conflict || (await store.usernameTaken(username))) {
+          throw new SvcError('auth.username_taken', { cause: error });
+        }
+        throw new SvcError('user.email_exists', { loc: ['body', 'email'], cause: error });
       }
-      const user = await store.insertInvited({
-        username,
-        email,
-        firstName: input.firstName ?? '',
-        lastName: input.lastName ?? '',
-        isStaff: input.isStaff ?? false,
-        groupIds,
-      });
       const link = await deliver(user.id, email);
       return { created: true, user, link };
     },
