@@ -143,15 +143,18 @@ export interface SecondFactor {
  */
 export interface PasskeyFactor {
   /**
-   * Consumes the pending WebAuthn challenge of `mfaToken` and verifies `assertion` (a WebAuthn authentication
-   * response, JSON) as one of `userId`'s passkeys with user verification: 'ok'; 'wrong' (refused); 'replayed'
-   * (no challenge pending: already used, expired or never asked for; not a guess).
+   * Takes the pending WebAuthn challenge of `mfaToken` for `assertion` (a WebAuthn authentication response,
+   * JSON): null when none is pending for `userId` (already taken by another presentation, expired or never
+   * asked for: a replay, not a guess); else the check of the assertion against it as one of `userId`'s
+   * passkeys with user verification, for the caller to run once the attempt is counted. The challenge is
+   * taken atomically, so of parallel presentations of one assertion exactly one gets a check (SPEC-2
+   * "Passkeys": challenges work once).
    */
-  verifyMfaAssertion(input: {
+  takeMfaChallenge(input: {
     userId: string;
     mfaToken: string;
     assertion: unknown;
-  }): Promise<'ok' | 'wrong' | 'replayed'>;
+  }): Promise<(() => Promise<'ok' | 'wrong'>) | null>;
 }
 
 /**

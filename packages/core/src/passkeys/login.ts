@@ -64,14 +64,17 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
   }
 
   const factor: PasskeyFactor = {
-    async verifyMfaAssertion({ userId, mfaToken, assertion }) {
+    async takeMfaChallenge({ userId, mfaToken, assertion }) {
       const parsed = AuthenticationResponse.safeParse(assertion);
-      if (!parsed.success) return 'wrong';
+      // Malformed: a wrong answer, counted; the pending challenge stays for a proper one.
+      if (!parsed.success) return async () => 'wrong';
       const pending = await challenges.takeMfa(mfaToken);
-      if (!pending || pending.userId !== userId) return 'replayed';
-      const row = await store.byCredentialId(parsed.data.id);
-      if (!row || row.userId !== userId) return 'wrong';
-      return verifyAssertion(row, parsed.data, pending.challenge);
+      if (!pending || pending.userId !== userId) return null;
+      return async () => {
+        const row = await store.byCredentialId(parsed.data.id);
+        if (!row || row.userId !== userId) return 'wrong';
+        return verifyAssertion(row, parsed.data, pending.challenge);
+      };
     },
   };
 
