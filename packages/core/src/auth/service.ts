@@ -17,7 +17,7 @@ import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenServic
 import { createFailureTiming } from './failure-timing.js';
 import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
-import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { createDummyHash, hashPassword, isUsableHash, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
 import type { SessionService } from './sessions.js';
@@ -80,6 +80,17 @@ export async function createAuthService(deps: AuthServiceDeps) {
   }
 
   /**
+   * Verifies `password` against a user's stored hash. An account without a usable password (an invitation
+   * not accepted yet) matches nothing, but costs the same Argon2 verification, against the dummy hash: its
+   * marker fails at once otherwise, and the answer time would tell it apart (SPEC-3 §7 rule 5).
+   */
+  async function verifyStored(stored: string, password: string): Promise<boolean> {
+    if (isUsableHash(stored)) return verifyPassword(stored, password);
+    await verifyPassword(dummyHash, password);
+    return false;
+  }
+
+  /**
    * One password check on the lockout counter (login-attempts.ts): its slot is taken before the outcome is
    * used, so parallel guesses never get more than `login_max_attempts` outcomes. Argon2 runs while the slot
    * is taken, so a locked account costs the same verification (SPEC "Authentication" 6: as slow as an
@@ -94,7 +105,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     // `reserved`: the slot was taken with the lookup of `row` (attempts.admitByUsername).
     const [admission, matches] = await Promise.all([
       reserved ?? attempts.admit(row.id, row.username),
-      verifyPassword(row.passwordHash, password),
+      verifyStored(row.passwordHash, password),
     ]);
     if (!admission.admitted) return { result: 'locked', admission };
     if (matches) return { result: 'ok', admission };
@@ -302,7 +313,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw await fail();
       }
       if (!row.isActive) {
-        await verifyPassword(row.passwordHash, input.password);
+        await verifyStored(row.passwordHash, input.password);
         throw await fail();
       }
       const { result, admission } = await attemptPassword(row, input.password, reserved?.admission);
