@@ -475,9 +475,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (email) ports.find('accounts')?.sendVerification(created.id);
         return created;
       } catch (error) {
-        if (mapDatabaseError(error)?.code === 'db.conflict')
-          throw new SvcError('user.username_or_email_exists');
-        throw error;
+        if (mapDatabaseError(error)?.code !== 'db.conflict') throw error;
+        // SPEC-3 §7 rule 9: a parallel registration took the name or the address since the checks above;
+        // this one answers what it would have a moment later.
+        if (await store.userByUsername(username)) throw new SvcError('auth.username_taken', { cause: error });
+        throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'], cause: error });
       }
     },
 
