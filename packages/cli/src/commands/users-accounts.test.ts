@@ -110,6 +110,30 @@ describeEachDatabase('svc users invite, reset-link, reset-mfa', (database) => {
   );
 
   it(
+    'update --email and update --no-active end the reset links given before (SPEC-3 §7 rule 4)',
+    async () => {
+      await app.createUser({ username: 'ulla', email: 'ulla@example.com' });
+      const link = async () => tokenIn((await users(['reset-link', 'ulla'])).stdout, 'reset-password');
+      const reset = (token: string) =>
+        app.post('/api/auth/password/reset', { token, newPassword: 'ullas-new-passphrase' });
+      const beforeEmail = await link();
+      const moved = await users(['update', 'ulla', '--email', 'ulla@elsewhere.example']);
+      expect(moved.code).toBe(0);
+      const refused = await reset(beforeEmail);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail[0]).toMatchObject({ code: 'auth.reset_token_invalid' });
+
+      const beforePause = await link();
+      expect((await users(['update', 'ulla', '--no-active'])).code).toBe(0);
+      expect((await users(['update', 'ulla', '--active'])).code).toBe(0);
+      expect((await reset(beforePause)).status).toBe(400);
+      // A link given after the changes works.
+      expect((await reset(await link())).status).toBe(204);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
     'reset-mfa asks first, then removes the MFA: the next login needs the password only',
     async () => {
       const user = await app.createUser({ username: 'mona' });

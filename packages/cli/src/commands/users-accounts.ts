@@ -16,7 +16,7 @@ interface GlobalArgs {
 type AuthProject = Awaited<ReturnType<typeof openAuthProject>>;
 
 /** The tables a core module owns, built from the project's settings (as `createApp` builds them). */
-function moduleTables<T>(project: AuthProject, name: string): T {
+export function moduleTables<T>(project: Pick<AuthProject, 'settings' | 'db'>, name: string): T {
   const module = internal.coreModules.find((m) => m.name === name);
   if (!module?.tables) throw new Error(`the core module '${name}' has no tables`);
   return module.tables(project.settings, project.db.dialect) as T;

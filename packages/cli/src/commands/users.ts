@@ -4,7 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
-import { inviteCommand, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
+import { inviteCommand, moduleTables, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
 import { sessionsCommand } from './users-sessions.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
@@ -49,11 +49,18 @@ async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Pr
 // Rules shared by the commands
 
 function managerOf(project: UserProject) {
+  // SPEC-3 §7 rule 4: a change of email or a deactivation ends the user's links, as on the server.
+  const links = internal.createAccountStore(
+    project.db,
+    moduleTables<internal.AccountTables>(project, 'accounts'),
+    project.tables,
+  );
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
     hashPassword: internal.hashPassword,
     now: () => new Date(),
+    endLinks: (userId, change) => links.endLinks(userId, change),
   });
 }
 

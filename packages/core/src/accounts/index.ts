@@ -27,7 +27,7 @@ export const accountsModule = defineModule({
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
-    ports.provide('accounts', { sendVerification: service.sendVerification });
+    ports.provide('accounts', { sendVerification: service.sendVerification, endLinks: service.endLinks });
     const self = createSelfService({ settings, ports });
     return { routers: createAccountsRouter(service, self), pages: createAccountPages(service, settings) };
   },

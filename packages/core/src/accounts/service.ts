@@ -1,11 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Cache } from '../kernel/cache/cache.js';
 import type { Settings } from '../kernel/config/schema.js';
+import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { resolveLocale } from '../kernel/i18n/index.js';
 import { assertValidUsername, isUuid, normaliseEmail, toAuthUser } from '../kernel/identity.js';
 import type { TokenPair } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
+import type { AccountChange } from '../kernel/ports.js';
 import type { ModulePorts } from '../kernel/module.js';
 import { FORGOT_RATE_LIMIT_SCOPE, INVITED_PASSWORD_HASH, TOKEN_BYTES } from './constants.js';
 import type { AccountStore } from './store.js';
@@ -113,6 +115,14 @@ export function createAccountService(deps: AccountServiceDeps) {
     if (!address) return;
     const user = await store.userByEmail(address);
     if (!user || !user.isActive || !user.email) return;
+    if (user.invited) {
+      // SPEC-3 §7 rule 4: an invited user who has not accepted has no password to reset; they get a new
+      // invitation (it replaces the earlier one), under the invitation's cooldown. The inviter is not kept:
+      // the application invites, as `svc users invite` does.
+      if (!(await cooledDown('invitation', user.id))) return;
+      await sendLink('invitation', user.id, user.email, settings.app_name);
+      return;
+    }
     if (!(await cooledDown('password_reset', user.id))) return;
     await sendLink('password_reset', user.id, user.email);
   }
@@ -136,6 +146,11 @@ export function createAccountService(deps: AccountServiceDeps) {
 
   return {
     sendVerification,
+
+    /** The `accounts` port's `endLinks` (SPEC-3 §7 rule 4). */
+    async endLinks(userId: string, change: AccountChange): Promise<void> {
+      if (isUuid(userId)) await store.endLinks(userId, change);
+    },
 
     /**
      * `POST /admin/user/invite` (SPEC-2 "Invitations"): a new active user without a usable password and an
@@ -162,29 +177,49 @@ export function createAccountService(deps: AccountServiceDeps) {
       };
       // The body schema checked the address; normaliseEmail only trims and lower-cases it.
       const email = normaliseEmail(input.email) ?? input.email;
-      const existing = await store.accountByEmail(email);
-      if (existing) {
+      /** The address belongs to an account: a pending invitation is renewed, any other refuses. */
+      const renew = async (existing: NonNullable<Awaited<ReturnType<typeof store.accountByEmail>>>) => {
         if (existing.passwordHash !== INVITED_PASSWORD_HASH) {
           throw new SvcError('user.email_exists', { loc: ['body', 'email'] });
         }
         const link = await deliver(existing.id, existing.email ?? email);
         return { created: false, user: existing, link };
-      }
+      };
+      const existing = await store.accountByEmail(email);
+      if (existing) return renew(existing);
       const username = assertValidUsername(input.username ?? email);
-      if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
       const groupIds = input.groupIds ?? [];
-      const unknown = await store.unknownGroups(groupIds);
-      if (unknown.length > 0) {
-        throw new SvcError('db.invalid_value', { loc: ['body', 'groupIds'], params: { groupIds: unknown } });
+      let user: Awaited<ReturnType<typeof store.insertInvited>>;
+      try {
+        if (await store.usernameTaken(username)) throw new SvcError('auth.username_taken');
+        const unknown = await store.unknownGroups(groupIds);
+        if (unknown.length > 0) {
+          throw new SvcError('db.invalid_value', {
+            loc: ['body', 'groupIds'],
+            params: { groupIds: unknown },
+          });
+        }
+        user = await store.insertInvited({
+          username,
+          email,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          isStaff: input.isStaff ?? false,
+          groupIds,
+        });
+      } catch (error) {
+        // SPEC-3 §7 rule 9: a parallel invitation took the address or the name since the check above (on
+        // PostgreSQL the unique index refuses the second insert). This one answers what it would have a
+        // moment later: the address's pending invitation is renewed, else the documented code.
+        const conflict = mapDatabaseError(error)?.code === 'db.conflict';
+        if (!conflict && !(error instanceof SvcError && error.code === 'auth.username_taken')) throw error;
+        const raced = await store.accountByEmail(email);
+        if (raced) return renew(raced);
+        if (!conflict || (await store.usernameTaken(username))) {
+          throw new SvcError('auth.username_taken', { cause: error });
+        }
+        throw new SvcError('user.email_exists', { loc: ['body', 'email'], cause: error });
       }
-      const user = await store.insertInvited({
-        username,
-        email,
-        firstName: input.firstName ?? '',
-        lastName: input.lastName ?? '',
-        isStaff: input.isStaff ?? false,
-        groupIds,
-      });
       const link = await deliver(user.id, email);
       return { created: true, user, link };
     },
@@ -283,11 +318,14 @@ export function createAccountService(deps: AccountServiceDeps) {
       const changedAfter =
         user?.passwordChangedAt && user.passwordChangedAt.getTime() >= row.createdAt.getTime();
       if (!user || !user.isActive || changedAfter) throw invalid();
+      // SPEC-3 §7 rule 4: a mailed link works only while the account's address is the one it went to (the
+      // change also deleted it; this holds should a change ever come by a path that did not).
+      if (row.email !== '' && normaliseEmail(user.email) !== normaliseEmail(row.email)) throw invalid();
       await ports.get('loginGuard').setPassword(user.id, newPassword, {
         field: 'newPassword',
-        // The mail reached the account's address: it is verified, unless the address changed since (or the
-        // link was handed over without a mail: `svc users reset-link`).
-        verifyEmail: row.email !== '' && normaliseEmail(user.email) === normaliseEmail(row.email),
+        // The mail reached the account's address: it is verified (not for a link handed over without a
+        // mail: `svc users reset-link`).
+        verifyEmail: row.email !== '',
         async consume() {
           if (!(await store.consume(digest, now()))) throw invalid();
         },

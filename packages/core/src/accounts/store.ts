@@ -3,8 +3,15 @@ import { and, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-or
 import type { Database } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
+import type { AccountChange } from '../kernel/ports.js';
 import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
+
+/** SPEC-3 §7 rule 4: the link purposes each change of an account ends. */
+const ENDED_BY: Record<AccountChange, AccountTokenPurpose[]> = {
+  email_changed: ['password_reset', 'email_verify'],
+  deactivated: ['password_reset', 'email_verify', 'invitation'],
+};
 
 export interface IssuedToken {
   digest: string;
@@ -55,6 +62,15 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
           ),
         );
       await db.orm.insert(t).values({ ...token, usedAt: null });
+    },
+    /**
+     * Ends the user's unused links a change of the account ends (SPEC-3 §7 rule 4). The one home of that
+     * rule: the `accounts` port of the server and `svc users update` both call it.
+     */
+    async endLinks(userId: string, change: AccountChange): Promise<void> {
+      await db.orm
+        .delete(t)
+        .where(and(eq(t.userId, userId), inArray(t.purpose, ENDED_BY[change]), isNull(t.usedAt)));
     },
     /** The unused, unexpired token of `purpose` with this digest. */
     async findUsable(digest: string, purpose: AccountTokenPurpose, now: Date) {

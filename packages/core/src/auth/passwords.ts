@@ -21,10 +21,31 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password, OPTIONS);
 }
 
+/** Argon2 verifications run in this process (a test proves by it that a refused login paid for one). */
+let verifications = 0;
+
+/**
+ * How many Argon2 verifications this process has run: SPEC "Authentication routes" 1 and SPEC-3 §7 rule 5
+ * want one per login attempt whatever the account, which a test checks by this count rather than a clock.
+ */
+export function passwordVerifications(): number {
+  return verifications;
+}
+
+/**
+ * True when `stored` is an Argon2 PHC string a password can match; false for the markers of accounts
+ * without a usable password (an invitation not accepted yet: `!invited`).
+ */
+export function isUsableHash(stored: string | null | undefined): stored is string {
+  return typeof stored === 'string' && stored.startsWith('$argon2');
+}
+
 /** True when `password` matches the PHC string; a malformed stored hash is simply no match. */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    return await verify(stored, password);
+    const matches = await verify(stored, password);
+    verifications++;
+    return matches;
   } catch {
     return false;
   }

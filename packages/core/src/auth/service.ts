@@ -17,7 +17,7 @@ import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenServic
 import { createFailureTiming } from './failure-timing.js';
 import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
-import { createDummyHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { createDummyHash, hashPassword, isUsableHash, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
 import type { SessionService } from './sessions.js';
@@ -80,6 +80,17 @@ export async function createAuthService(deps: AuthServiceDeps) {
   }
 
   /**
+   * Verifies `password` against a user's stored hash. An account without a usable password (an invitation
+   * not accepted yet) matches nothing, but costs the same Argon2 verification, against the dummy hash: its
+   * marker fails at once otherwise, and the answer time would tell it apart (SPEC-3 §7 rule 5).
+   */
+  async function verifyStored(stored: string, password: string): Promise<boolean> {
+    if (isUsableHash(stored)) return verifyPassword(stored, password);
+    await verifyPassword(dummyHash, password);
+    return false;
+  }
+
+  /**
    * One password check on the lockout counter (login-attempts.ts): its slot is taken before the outcome is
    * used, so parallel guesses never get more than `login_max_attempts` outcomes. Argon2 runs while the slot
    * is taken, so a locked account costs the same verification (SPEC "Authentication" 6: as slow as an
@@ -94,7 +105,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     // `reserved`: the slot was taken with the lookup of `row` (attempts.admitByUsername).
     const [admission, matches] = await Promise.all([
       reserved ?? attempts.admit(row.id, row.username),
-      verifyPassword(row.passwordHash, password),
+      verifyStored(row.passwordHash, password),
     ]);
     if (!admission.admitted) return { result: 'locked', admission };
     if (matches) return { result: 'ok', admission };
@@ -309,7 +320,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw await fail();
       }
       if (!row.isActive) {
-        await verifyPassword(row.passwordHash, input.password);
+        await verifyStored(row.passwordHash, input.password);
         throw await fail();
       }
       const { result, admission } = await attemptPassword(row, input.password, reserved?.admission);
@@ -473,9 +484,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (email) ports.find('accounts')?.sendVerification(created.id);
         return created;
       } catch (error) {
-        if (mapDatabaseError(error)?.code === 'db.conflict')
-          throw new SvcError('user.username_or_email_exists');
-        throw error;
+        if (mapDatabaseError(error)?.code !== 'db.conflict') throw error;
+        // SPEC-3 §7 rule 9: a parallel registration took the name or the address since the checks above;
+        // this one answers what it would have a moment later.
+        if (await store.userByUsername(username)) throw new SvcError('auth.username_taken', { cause: error });
+        throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'], cause: error });
       }
     },
 
@@ -521,7 +534,9 @@ export async function createAuthService(deps: AuthServiceDeps) {
           throw error;
         }
       }
-      // SPEC-2 "Email verification": a new address gets a verification link.
+      // SPEC-3 §7 rule 4: the links sent to the old address end; SPEC-2 "Email verification": a new address
+      // gets a verification link.
+      if (changes.email !== undefined) await ports.find('accounts')?.endLinks(userId, 'email_changed');
       if (changes.email) ports.find('accounts')?.sendVerification(userId);
       const updated = await store.userWithPermissions(userId);
       if (!updated) throw new SvcError('user.not_found');

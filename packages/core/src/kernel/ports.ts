@@ -143,15 +143,18 @@ export interface SecondFactor {
  */
 export interface PasskeyFactor {
   /**
-   * Consumes the pending WebAuthn challenge of `mfaToken` and verifies `assertion` (a WebAuthn authentication
-   * response, JSON) as one of `userId`'s passkeys with user verification: 'ok'; 'wrong' (refused); 'replayed'
-   * (no challenge pending: already used, expired or never asked for; not a guess).
+   * Takes the pending WebAuthn challenge of `mfaToken` for `assertion` (a WebAuthn authentication response,
+   * JSON): null when none is pending for `userId` (already taken by another presentation, expired or never
+   * asked for: a replay, not a guess); else the check of the assertion against it as one of `userId`'s
+   * passkeys with user verification, for the caller to run once the attempt is counted. The challenge is
+   * taken atomically, so of parallel presentations of one assertion exactly one gets a check (SPEC-2
+   * "Passkeys": challenges work once).
    */
-  verifyMfaAssertion(input: {
+  takeMfaChallenge(input: {
     userId: string;
     mfaToken: string;
     assertion: unknown;
-  }): Promise<'ok' | 'wrong' | 'replayed'>;
+  }): Promise<(() => Promise<'ok' | 'wrong'>) | null>;
 }
 
 /**
@@ -268,7 +271,16 @@ export interface MailDelivery {
 export interface AccountLinks {
   /** Sends a verification link to the user's current email, in the background (nothing when it has none). */
   sendVerification(userId: string): void;
+  /**
+   * Ends the user's unused links after a change of their account (SPEC-3 §7 rule 4): `email_changed` ends
+   * the password-reset and verification links, `deactivated` every link (reset, verification, invitation).
+   * Every route and command that changes an email or deactivates a user calls it.
+   */
+  endLinks(userId: string, change: AccountChange): Promise<void>;
 }
+
+/** A change of an account that ends the links sent before it (SPEC-3 §7 rule 4). */
+export type AccountChange = 'email_changed' | 'deactivated';
 
 /**
  * Every module's part of `GET /auth/user/export` (SPEC-2 "Administration and self-service"): the

@@ -476,6 +476,19 @@ export function createMfaService(deps: MfaServiceDeps) {
         await store.deleteChallenge(challengeId);
         throw new SvcError('mfa.challenge_not_found');
       }
+      // SPEC-2 "Passkeys": a passkey answers the challenge issued by /mfa/webauthn/options, which works once.
+      // It is taken before anything is counted: of parallel presentations of one assertion (a double-submit)
+      // only the one that took it is counted and checked, the others are refused uncounted, so they can
+      // neither use up the challenge's attempts nor beat the valid one to it.
+      let assertionCheck: (() => Promise<'ok' | 'wrong'>) | undefined;
+      if (typeof input !== 'string') {
+        const passkeys = ports.find('passkeys');
+        const taken = passkeys
+          ? await passkeys.takeMfaChallenge({ userId, mfaToken, assertion: input.webauthn })
+          : async () => 'wrong' as const;
+        if (!taken) throw new SvcError('mfa.code_invalid', { loc: ['body', 'webauthn'] });
+        assertionCheck = taken;
+      }
       const guard = loginGuard();
       // The account's slot first (SPEC "Account login lock": wrong codes count on the account as well). A
       // locked account answers 429 with Retry-After (SPEC "Authentication" 7).
@@ -502,12 +515,9 @@ export function createMfaService(deps: MfaServiceDeps) {
           await store.deleteChallenge(challengeId);
           throw new SvcError('mfa.not_configured');
         }
-        const outcome =
-          typeof input === 'string'
-            ? await checkCode(config, challenge.codeHash, challengeId, input)
-            : ((await ports
-                .find('passkeys')
-                ?.verifyMfaAssertion({ userId, mfaToken, assertion: input.webauthn })) ?? 'wrong');
+        const outcome = assertionCheck
+          ? await assertionCheck()
+          : await checkCode(config, challenge.codeHash, challengeId, input as string);
         if (outcome !== 'ok') {
           settled = true;
           if (outcome === 'wrong' && (await guard.settleWrong(admission))) {

@@ -26,5 +26,24 @@ export const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 export const OPTIONS_RATE_LIMIT_SCOPE = 'passkey-options';
 export const LOGIN_RATE_LIMIT_SCOPE = 'login';
 
-/** Length of the fake credential ids of an unknown username's options (16 bytes, as platform authenticators). */
-export const FAKE_CREDENTIAL_ID_BYTES = 16;
+/**
+ * What the passkeys of real accounts look like in request options, for the made-up lists of names without
+ * passkeys (SPEC-3 §7 rule 5: indistinguishable from a known name's in count, id lengths and transports):
+ * the credential id length and transports each common kind of authenticator reports, with how often it is
+ * met (weights out of 256). Synced platform passkeys (Google Password Manager 16 bytes, iCloud Keychain 20)
+ * lead, then Windows Hello and password managers (32), then security keys (64, USB and NFC).
+ */
+export const PASSKEY_PROFILES = [
+  { idBytes: 16, transports: ['hybrid', 'internal'], weight: 96 },
+  { idBytes: 20, transports: ['hybrid', 'internal'], weight: 80 },
+  { idBytes: 32, transports: ['internal'], weight: 32 },
+  { idBytes: 32, transports: ['hybrid', 'internal'], weight: 16 },
+  { idBytes: 64, transports: ['nfc', 'usb'], weight: 24 },
+  { idBytes: 48, transports: ['usb'], weight: 8 },
+] as const;
+
+/**
+ * How many passkeys an account with passkeys has, as weights out of 256 for 1, 2, 3 and 4: most have one,
+ * some a second device, few more.
+ */
+export const PASSKEY_COUNT_WEIGHTS = [168, 56, 24, 8] as const;

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { hkdfSync, randomUUID } from 'node:crypto';
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -9,9 +9,10 @@ import type { VerifyAssertion } from './assertion.js';
 import type { Challenges } from './challenges.js';
 import {
   CEREMONY_TIMEOUT_MS,
-  FAKE_CREDENTIAL_ID_BYTES,
   LOGIN_RATE_LIMIT_SCOPE,
   OPTIONS_RATE_LIMIT_SCOPE,
+  PASSKEY_COUNT_WEIGHTS,
+  PASSKEY_PROFILES,
 } from './constants.js';
 import { descriptorOf } from './registration.js';
 import type { RelyingParty } from './relying-party.js';
@@ -20,8 +21,19 @@ import type { PasskeyStore } from './store.js';
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** The transports of the fake credential: what a platform passkey synced to a phone reports. */
-const FAKE_TRANSPORTS = ['hybrid', 'internal'];
+/** Enough derived bytes for the longest made-up list: a count, and per credential a profile and an id. */
+const FAKE_MATERIAL_BYTES =
+  1 + PASSKEY_COUNT_WEIGHTS.length * (1 + Math.max(...PASSKEY_PROFILES.map((p) => p.idBytes)));
+
+/** The index a byte (0 to 255) falls on in `weights` (summing to 256). */
+function pick(byte: number, weights: readonly number[]): number {
+  let bound = 0;
+  for (const [index, weight] of weights.entries()) {
+    bound += weight;
+    if (byte < bound) return index;
+  }
+  return weights.length - 1;
+}
 
 export interface PasskeyLoginDeps {
   settings: Settings;
@@ -43,15 +55,28 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
   const rateLimit = (ip: string, scope: string) => ports.find('rateLimiter')?.hit(ip, scope);
 
   /**
-   * The allowCredentials of a name without passkeys (unknown, or an account that has none): derived from an
-   * HMAC of the name with the secret key, so the same name always gets the same list and it looks like a
-   * real one (SPEC-2 "Passkeys": indistinguishable from a known user's options).
+   * The allowCredentials of a name without passkeys (unknown, or an account that has none): made up from an
+   * HKDF of the secret key and the name, so the same name always gets the same list, and drawn from how real
+   * accounts' lists look (count, id lengths, transports: {@link PASSKEY_PROFILES}), so a list says nothing
+   * of whether the name exists (SPEC-3 §7 rule 5).
    */
   function fakeCredentials(username: string) {
-    const mac = createHmac('sha256', settings.secret_key).update(`passkey-options:${username}`).digest();
-    return [
-      { id: mac.subarray(0, FAKE_CREDENTIAL_ID_BYTES).toString('base64url'), transports: FAKE_TRANSPORTS },
-    ];
+    const bytes = Buffer.from(
+      hkdfSync('sha256', settings.secret_key, '', `passkey-options:${username}`, FAKE_MATERIAL_BYTES),
+    );
+    let offset = 0;
+    const take = (length: number) => bytes.subarray(offset, (offset += length));
+    const count = 1 + pick(take(1)[0]!, PASSKEY_COUNT_WEIGHTS);
+    return Array.from({ length: count }, () => {
+      const profile =
+        PASSKEY_PROFILES[
+          pick(
+            take(1)[0]!,
+            PASSKEY_PROFILES.map((p) => p.weight),
+          )
+        ]!;
+      return { id: take(profile.idBytes).toString('base64url'), transports: [...profile.transports] };
+    });
   }
 
   function requestOptions(allowCredentials?: { id: string; transports: string[] }[]) {
@@ -64,14 +89,17 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
   }
 
   const factor: PasskeyFactor = {
-    async verifyMfaAssertion({ userId, mfaToken, assertion }) {
+    async takeMfaChallenge({ userId, mfaToken, assertion }) {
       const parsed = AuthenticationResponse.safeParse(assertion);
-      if (!parsed.success) return 'wrong';
+      // Malformed: a wrong answer, counted; the pending challenge stays for a proper one.
+      if (!parsed.success) return async () => 'wrong';
       const pending = await challenges.takeMfa(mfaToken);
-      if (!pending || pending.userId !== userId) return 'replayed';
-      const row = await store.byCredentialId(parsed.data.id);
-      if (!row || row.userId !== userId) return 'wrong';
-      return verifyAssertion(row, parsed.data, pending.challenge);
+      if (!pending || pending.userId !== userId) return null;
+      return async () => {
+        const row = await store.byCredentialId(parsed.data.id);
+        if (!row || row.userId !== userId) return 'wrong';
+        return verifyAssertion(row, parsed.data, pending.challenge);
+      };
     },
   };
 

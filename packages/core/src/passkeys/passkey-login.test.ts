@@ -192,24 +192,57 @@ describeEachDatabase('Passkey login', (database) => {
   it('gives an unknown username options of the same shape as a known one, the same each time', async () => {
     await userWithPasskey('kim');
     await app.createUser({ username: 'lee' }); // known, no passkey
+    /** The options with every value but the fixed ones and the list of credentials replaced by its type. */
     const shape = (options: Record<string, unknown>) =>
-      JSON.stringify(options, (key, value: unknown) =>
-        typeof value === 'string' && key !== 'type' && key !== 'userVerification' && key !== 'rpId'
-          ? `string(${key === 'challenge' ? 'challenge' : value.length})`
-          : value,
+      JSON.stringify({ ...options, allowCredentials: undefined }, (key, value: unknown) =>
+        typeof value === 'string' && key !== 'userVerification' && key !== 'rpId' ? typeof value : value,
       );
+    const descriptorKeys = (options: Record<string, unknown>) =>
+      (options.allowCredentials as Record<string, unknown>[]).map((d) => Object.keys(d).sort().join());
     const known = await passkeyOptions(app, 'kim');
     const unknown = await passkeyOptions(app, 'nobody-here');
     const noPasskey = await passkeyOptions(app, 'lee');
+    expect(Object.keys(unknown)).toEqual(Object.keys(known));
     expect(shape(unknown.options)).toBe(shape(known.options));
     expect(shape(noPasskey.options)).toBe(shape(known.options));
-    expect(Object.keys(unknown)).toEqual(Object.keys(known));
+    for (const other of [unknown, noPasskey]) {
+      expect(new Set(descriptorKeys(other.options))).toEqual(new Set(descriptorKeys(known.options)));
+    }
     expect((await passkeyOptions(app, 'nobody-here')).options.allowCredentials).toEqual(
       unknown.options.allowCredentials,
     );
     expect((await passkeyOptions(app, 'other-name')).options.allowCredentials).not.toEqual(
       unknown.options.allowCredentials,
     );
+  });
+
+  it('gives unknown names the counts, id lengths and transports real accounts have (SPEC-3 §7 rule 5)', async () => {
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    const user = await app.createUser({ username: 'many_keys' });
+    const client = await app.loginAs(user);
+    for (let i = 0; i < 2; i++) expect((await registerPasskey(client, device)).status).toBe(201);
+    /** A list of credentials as an observer compares them: how many, and each one's id length and transports. */
+    const look = (options: { allowCredentials?: { id: string; transports?: string[] }[] }) =>
+      (options.allowCredentials ?? []).map(
+        (d) => `${Buffer.from(d.id, 'base64url').length}:${(d.transports ?? []).join(',')}`,
+      );
+    const known = look((await passkeyOptions(app, 'many_keys')).options);
+    expect(known).toEqual(['16:hybrid,internal', '16:hybrid,internal']);
+    const lists = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => look((await passkeyOptions(app, `ghost-${i}`)).options)),
+    );
+    // The same as before for each name (no new draw per request).
+    expect(look((await passkeyOptions(app, 'ghost-7')).options)).toEqual(lists[7]);
+    // Like a population of real accounts: one passkey or several, of several kinds of authenticator, and
+    // among them lists looking exactly like the known user's.
+    const counts = new Set(lists.map((list) => list.length));
+    const kinds = new Set(lists.flat());
+    expect(counts.size).toBeGreaterThan(1);
+    expect([...counts].every((n) => n >= 1 && n <= 4)).toBe(true);
+    expect(kinds.size).toBeGreaterThan(2);
+    expect(kinds).toContain('16:hybrid,internal');
+    expect(lists.some((list) => list.length === 2)).toBe(true);
+    for (const kind of kinds) expect(kind).toMatch(/^(16|20|32|48|64):[a-z,]+$/);
   });
 
   it('answers malformed bodies with 422, never 500', async () => {
@@ -266,6 +299,23 @@ describeEachDatabase('Passkey login rate limit', (database) => {
     expect(logins).toContainEqual(
       expect.objectContaining({ method: 'POST', path: '/api/auth/passkey/token', status_code: 429 }),
     );
+  });
+});
+
+describeEachDatabase('Passkey options rate limit', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { ...PASSKEY_TEST_SETTINGS, auth_rate_limit: 3 } });
+  });
+  afterAll(() => app.close());
+
+  it('counts POST /auth/passkey/options against auth_rate_limit (SPEC-3 §7 rule 6)', async () => {
+    // Each answer stores a pending challenge: anonymous requests are bounded like logins.
+    for (const username of ['ann', undefined, 'nobody']) await passkeyOptions(app, username);
+    const limited = await app.post('/api/auth/passkey/options', { username: 'ann' });
+    expect(limited.status).toBe(429);
+    expect(limited.body.detail[0].code).toBe('auth.rate_limited');
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });
 

@@ -44,6 +44,30 @@ describeEachDatabase('Passkey as the MFA step', (database) => {
     expect(replay.body.detail[0]).toMatchObject({ code: 'mfa.code_invalid', loc: ['body', 'webauthn'] });
   });
 
+  it('lets exactly one of many parallel presentations of one assertion in; the others are not guesses', async () => {
+    const { user, device } = await mfaUserWithPasskey('parallel');
+    const token = await mfaToken(app, user);
+    const options = await app.post('/api/mfa/webauthn/options', { mfa_token: token });
+    const webauthn = device.get(options.body.data);
+    const before = await failedLoginCount(app, user.id);
+    // More presentations than mfa_max_attempts (5): a double-submit must not use up the challenge.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => app.post('/api/mfa/verify', { mfa_token: token, webauthn })),
+    );
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([200, 401, 401, 401, 401, 401, 401, 401]);
+    // A loser is refused as a replay, or, once the winner completed the login, finds no challenge.
+    for (const res of answers.filter((r) => r.status === 401)) {
+      expect([
+        { code: 'mfa.code_invalid', loc: ['body', 'webauthn'] },
+        { code: 'mfa.challenge_not_found', loc: ['body', 'mfa_token'] },
+      ]).toContainEqual({ code: res.body.detail[0].code, loc: res.body.detail[0].loc });
+    }
+    expect(answers.find((r) => r.status === 200)!.body.access_token).toEqual(expect.any(String));
+    expect(await failedLoginCount(app, user.id)).toBe(before);
+    expect(await challengeRows(app, user.id)).toHaveLength(0);
+  });
+
   it('refuses an assertion without user verification, counted like a wrong code', async () => {
     const { user, device } = await mfaUserWithPasskey('bob');
     const token = await mfaToken(app, user);

@@ -9,6 +9,7 @@ import {
   usernameLookupKeys,
 } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
+import type { AccountChange } from '../kernel/ports.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
 
 /** What `svc users create` stores (the password already checked by the caller). */
@@ -59,6 +60,11 @@ export interface UserManagerDeps {
   tables: Pick<CoreTables, 'user' | 'refreshToken'>;
   hashPassword(password: string): Promise<string>;
   now: () => Date;
+  /**
+   * Ends the user's links after a change of email or a deactivation (SPEC-3 §7 rule 4; the accounts store's
+   * `endLinks`). `svc users update` always gives it; without it no link is ended.
+   */
+  endLinks?(userId: string, change: AccountChange): Promise<void>;
 }
 
 /**
@@ -165,6 +171,9 @@ export function createUserManager(deps: UserManagerDeps) {
         await tx.update(user).set(changes).where(eq(user.id, current.id));
         if (endLogins) await tx.delete(refreshToken).where(eq(refreshToken.userId, current.id));
       });
+      // SPEC-3 §7 rule 4: the links sent before the change end with it.
+      if (changes.email !== undefined) await deps.endLinks?.(current.id, 'email_changed');
+      if (current.isActive && changes.isActive === false) await deps.endLinks?.(current.id, 'deactivated');
       return changed;
     },
 

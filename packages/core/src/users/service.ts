@@ -150,12 +150,17 @@ export function createUserService(deps: UserServiceDeps) {
       }
       if ('notFound' in outcome) throw notFound();
       const updated = outcome.done;
+      const deactivated = current.isActive && !updated.isActive;
+      // SPEC-3 §7 rule 4: the links sent before a change of address or a deactivation end with it (before
+      // the new address's verification link is issued below).
+      const accounts = deps.accounts();
+      if (changes.email !== undefined) await accounts?.endLinks(updated.id, 'email_changed');
+      if (deactivated) await accounts?.endLinks(updated.id, 'deactivated');
       // SPEC-2 "Email verification": the admin route's email change sends a link to the new address too.
-      if (changes.email) deps.accounts()?.sendVerification(updated.id);
+      if (changes.email) accounts?.sendVerification(updated.id);
 
       // SPEC "Authentication" 8: a password change or deactivation ends every login of the user at once.
       const passwordChanged = changes.passwordHash !== undefined;
-      const deactivated = current.isActive && !updated.isActive;
       if (passwordChanged || deactivated) await deps.tokens().revokeAll(updated.id);
       const notices: UserChange[] = [];
       if (passwordChanged) notices.push('password_changed');
