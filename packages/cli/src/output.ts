@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { loadSettings } from '@svc/core';
-import { createLogger, type Logger } from '@svc/core/internal';
+import { createLogger, loadSettings, type Logger } from '@svc/core/internal';
 
 /** The two values of the setting `log_format`. */
 export type LogFormat = 'text' | 'json';

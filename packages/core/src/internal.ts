@@ -64,3 +64,7 @@ export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
 export { authTables, type AuthTables } from './auth/tables.js';
 export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';
+// Also in the public API; here so that `svc users` and the other commands that serve no HTTP import
+// `@svc/core/internal` alone, without `createApp` and Express (docs/performance.md "The CLI's start").
+export { SvcError } from './kernel/errors/svc-error.js';
+export { z } from 'zod';
