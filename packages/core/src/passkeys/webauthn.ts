@@ -6,7 +6,7 @@ let helpers: Promise<typeof SimpleWebAuthnHelpers> | undefined;
 
 /**
  * @simplewebauthn/server, imported on the first passkey ceremony instead of with @svc/core: with its ASN.1
- * and certificate packages it was about a third of what `import('@svc/core')` loaded, for every `svc` command
+ * and certificate packages it was 300 of the 1,112 modules `import('@svc/core')` loaded, for every `svc` command
  * and every server start, passkeys on or off (docs/performance.md "The CLI's start").
  */
 export function webauthn(): Promise<typeof SimpleWebAuthn> {
