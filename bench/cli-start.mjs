@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN, ROOT, SVC_BIN, TMP, cleanEnv, ensureCoreLink, freePort } from './lib/project.mjs';
 import { fmtMs, median, sleep, table } from './lib/stats.mjs';
@@ -145,7 +145,7 @@ export async function runCliStart(argv) {
     cpus: cpus().length,
     cpu: cpus()[0]?.model,
     runs,
-    builds: Object.fromEntries(builds.map(([build, bin]) => [build, realpathSync(bin)])),
+    builds: Object.fromEntries(builds.map(([build, bin]) => [build, relative(ROOT, realpathSync(bin))])),
     loadAverageBefore: loadavg(),
     samples: Object.fromEntries(targets.map(([name]) => [name, []])),
     orders: [],
