@@ -2,6 +2,7 @@
 // docs/performance.md "Benchmark suite": the benchmark suite.
 //
 //   pnpm bench [--quick] [--peer] [--out <file>]     (node bench/run.mjs)
+//   pnpm bench --cli [--runs N] [--against <bin.js>]  (the CLI's start-up alone, bench/cli-start.mjs)
 //
 // --peer adds Better Auth (bench/lib/peer.mjs) beside svc to the file database's run; --out writes the
 // figures to another file than bench/results.json (the CI smoke test, test/bench/quick.test.ts).
@@ -36,6 +37,12 @@ import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+// `--cli`: only the CLI's start-up (bench/cli-start.mjs, docs/performance.md "The CLI's start"), its figures in
+// bench/results-cli.json; it takes `--runs N`, `--against <bin.js>` and `--out <file>`.
+if (process.argv.includes('--cli')) {
+  await (await import('./cli-start.mjs')).runCliStart(process.argv.slice(2));
+  process.exit();
+}
 const quick = process.argv.includes('--quick');
 /** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
 const data = process.argv.includes('--data');

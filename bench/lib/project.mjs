@@ -29,18 +29,22 @@ export function freePort() {
   });
 }
 
+/** bench/.tmp/node_modules/@svc/core -> packages/core: a project in bench/.tmp/ imports '@svc/core' like the demo does. */
+export function ensureCoreLink() {
+  const link = join(TMP, 'node_modules', '@svc', 'core');
+  if (!existsSync(link)) {
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(join('..', '..', '..', '..', 'packages', 'core'), link, 'dir');
+  }
+}
+
 /**
  * Copies the demo (main.ts, svc.yaml, package.json) to bench/.tmp/<random>/ and runs `svc init` there
  * (migrations, .env with a fresh secret, the superuser). `databaseUrl` picks PostgreSQL; the file database
  * otherwise.
  */
 export async function createProject({ databaseUrl, freshMigrations = true } = {}) {
-  // bench/.tmp/node_modules/@svc/core -> packages/core: the copy imports '@svc/core' like the demo does.
-  const link = join(TMP, 'node_modules', '@svc', 'core');
-  if (!existsSync(link)) {
-    mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(join('..', '..', '..', '..', 'packages', 'core'), link, 'dir');
-  }
+  ensureCoreLink();
   const dir = join(TMP, `run-${randomBytes(4).toString('hex')}`);
   mkdirSync(dir, { recursive: true });
   for (const f of ['main.ts', 'svc.yaml', 'package.json']) copyFileSync(join(DEMO, f), join(dir, f));
@@ -80,7 +84,7 @@ export async function createProject({ databaseUrl, freshMigrations = true } = {}
 }
 
 /** The environment without any SVC_ setting of the caller (the project's .env and svc.yaml decide). */
-function cleanEnv(extra = {}) {
+export function cleanEnv(extra = {}) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_')) env[k] = v;
   return { ...env, ...extra };

@@ -1,8 +1,7 @@
 import yargs from 'yargs';
+import { baseDirOfArgv } from './argv.js';
 import { commandsFor } from './commands/index.js';
 import { CliError } from './errors.js';
-import { firstLine } from './load-app.js';
-import { baseDirOfArgv, cliLine, useProjectDir } from './output.js';
 
 /**
  * Runs the `svc` program with `argv` and resolves to the exit code. Problems the user can fix are printed as
@@ -10,7 +9,14 @@ import { baseDirOfArgv, cliLine, useProjectDir } from './output.js';
  */
 export async function run(argv: string[]): Promise<number> {
   let exitCode = 0;
-  useProjectDir(baseDirOfArgv(argv));
+  const baseDir = baseDirOfArgv(argv);
+  // output.ts (the CLI's lines in the project's log_format) imports @svc/core: loaded when a command module
+  // is, or when a line is written, not for the top-level help (docs/performance.md "The CLI's start").
+  const output = async () => {
+    const loaded = await import('./output.js');
+    loaded.useProjectDir(baseDir);
+    return loaded;
+  };
   const parser = yargs(argv)
     .scriptName('svc')
     .usage('$0 <command> [options]')
@@ -33,11 +39,14 @@ export async function run(argv: string[]): Promise<number> {
       // yargs spreads some messages (invalid choices) over lines: the CLI prints problems on one line.
       throw error ?? new CliError((message ?? 'invalid command line').replace(/\s*\n\s*/g, ' '), 2);
     });
-  for (const command of await commandsFor(argv)) parser.command(command as never);
+  const { modules, loaded } = await commandsFor(argv);
+  if (loaded) await output();
+  for (const command of modules) parser.command(command as never);
   try {
     const result = (await parser.parseAsync()) as { exitCode?: number };
     exitCode = typeof result.exitCode === 'number' ? result.exitCode : 0;
   } catch (error) {
+    const { cliLine } = await output();
     if (error instanceof CliError) {
       cliLine('error', error.message);
       return error.exitCode;
@@ -47,6 +56,7 @@ export async function run(argv: string[]): Promise<number> {
       cliLine('error', (error as Error).message);
       return 1;
     }
+    const { firstLine } = await import('./load-app.js');
     cliLine('error', `unexpected error: ${firstLine(error)}`, error);
     return 1;
   }

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { loadSettings } from '@svc/core';
-import { createLogger, type Logger } from '@svc/core/internal';
+import { createLogger, loadSettings, type Logger } from '@svc/core/internal';
 
 /** The two values of the setting `log_format`. */
 export type LogFormat = 'text' | 'json';
@@ -97,25 +96,5 @@ export function cliLine(level: CliLineLevel, message: string, exc?: unknown): vo
   process.stderr.write(`svc: ${text}${stack}\n`);
 }
 
-/** Options of the program itself that take the project directory (see commands/index.ts). */
-const BASE_DIR_OPTIONS = ['--base-dir', '--baseDir'];
-
-/**
- * The `--base-dir` of a command line, read without yargs: a line yargs refuses still names the project whose
- * settings decide the format of the refusal.
- * @example
- * baseDirOfArgv(['serve', '--base-dir', 'api']) // 'api'
- */
-export function baseDirOfArgv(argv: readonly string[]): string {
-  let baseDir = '.';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (BASE_DIR_OPTIONS.includes(arg) && argv[i + 1] !== undefined) baseDir = argv[++i]!;
-    else {
-      const option = BASE_DIR_OPTIONS.find((name) => arg.startsWith(`${name}=`));
-      if (option) baseDir = arg.slice(option.length + 1);
-    }
-  }
-  return baseDir;
-}
+// Kept here for the modules that import it from output.ts; it lives in argv.ts, which loads nothing else.
+export { baseDirOfArgv } from './argv.js';

@@ -1,18 +1,13 @@
 import { resolve } from 'node:path';
-import {
-  ConfigError,
-  createAuthSchema,
-  loadSettings,
-  type Database,
-  type Settings,
-  type SettingsInput,
-} from '@svc/core';
+import type { Database, Settings, SettingsInput } from '@svc/core';
 import {
   buildAuthSchema,
+  ConfigError,
   coreTables,
   createLogger,
   effectiveLogLevel,
   isMissingTableError,
+  loadSettings,
   openDatabase,
   redactUrl,
   type CoreTables,
@@ -111,6 +106,9 @@ export async function openAuthProject(
   const tables = coreTables(settings, db.dialect);
   try {
     if (settings.auto_create_auth_schema) {
+      // @svc/core's public entry brings createApp and Express: loaded only for this setting, so that
+      // `svc users` and the like import @svc/core/internal alone (docs/performance.md "The CLI's start").
+      const { createAuthSchema } = await import('@svc/core');
       await createAuthSchema(db, buildAuthSchema(settings, db.dialect));
     }
     await db.orm.select({ id: tables[probe].id }).from(tables[probe]).limit(1);

@@ -66,3 +66,7 @@ export { authTables, type AuthTables } from './auth/tables.js';
 export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';
 export { createPersonalTokenStore, type PersonalTokenStore } from './personal-tokens/store.js';
 export { personalTokenTables, type PersonalTokenTables } from './personal-tokens/tables.js';
+// Also in the public API; here so that `svc users` and the other commands that serve no HTTP import
+// `@svc/core/internal` alone, without `createApp` and Express (docs/performance.md "The CLI's start").
+export { SvcError } from './kernel/errors/svc-error.js';
+export { z } from 'zod';

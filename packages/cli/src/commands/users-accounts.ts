@@ -1,4 +1,3 @@
-import { SvcError } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
@@ -83,7 +82,7 @@ async function withAccounts<T>(
     return await fn({ project, accounts, mfa, mail, find: (name) => manager.find(name) });
   } catch (error) {
     // The services' refusals name a stable code: the CLI prints its English message and the code.
-    if (error instanceof SvcError) {
+    if (error instanceof internal.SvcError) {
       throw new CliError(`${internal.translator('en')(error.code, error.params)} (${error.code})`);
     }
     throw error;

@@ -1,4 +1,3 @@
-import { z } from '@svc/core';
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
@@ -97,7 +96,7 @@ export function normaliseEmail(raw: string | undefined): string | null | undefin
   if (raw === undefined) return undefined;
   const email = String(raw).trim();
   if (email === '') return null;
-  if (!z.email().max(320).safeParse(email).success)
+  if (!internal.z.email().max(320).safeParse(email).success)
     throw new CliError(`'${email}' is not a valid email address`);
   return email;
 }

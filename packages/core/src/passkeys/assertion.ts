@@ -1,8 +1,9 @@
-import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Logger } from '../kernel/log/logger.js';
 import { expectedBy, type RelyingParty } from './relying-party.js';
 import type { AuthenticationResponseJson } from './schemas.js';
 import type { PasskeyRow, PasskeyStore } from './store.js';
+import { webauthn } from './webauthn.js';
 
 export interface AssertionDeps {
   rp: RelyingParty;
@@ -35,6 +36,7 @@ export function createAssertionCheck(deps: AssertionDeps) {
     response: AuthenticationResponseJson,
     challenge: string,
   ): Promise<'ok' | 'wrong'> {
+    const { verifyAuthenticationResponse } = await webauthn();
     let counter: number;
     try {
       const result = await verifyAuthenticationResponse({

@@ -1,5 +1,4 @@
 import { hkdfSync, randomUUID } from 'node:crypto';
-import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { usernameLookupKeys, type TokenPair } from '../kernel/identity.js';
@@ -18,6 +17,7 @@ import { descriptorOf } from './registration.js';
 import type { RelyingParty } from './relying-party.js';
 import { AuthenticationResponse, type AuthenticationResponseJson } from './schemas.js';
 import type { PasskeyStore } from './store.js';
+import { webauthn } from './webauthn.js';
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -79,7 +79,8 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
     });
   }
 
-  function requestOptions(allowCredentials?: { id: string; transports: string[] }[]) {
+  async function requestOptions(allowCredentials?: { id: string; transports: string[] }[]) {
+    const { generateAuthenticationOptions } = await webauthn();
     return generateAuthenticationOptions({
       rpID: rp.id,
       userVerification: 'required',

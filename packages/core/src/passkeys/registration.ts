@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
-import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid } from '../kernel/identity.js';
 import type { AuthUser } from '../kernel/ports.js';
@@ -14,6 +9,7 @@ import { CEREMONY_TIMEOUT_MS, DEFAULT_PASSKEY_NAME, SUPPORTED_ALGORITHMS } from 
 import { expectedBy, type RelyingParty } from './relying-party.js';
 import type { RegistrationResponseJson } from './schemas.js';
 import type { PasskeyRow, PasskeyStore } from './store.js';
+import { webauthn, webauthnHelpers } from './webauthn.js';
 
 /** A passkey as its owner sees it (`PasskeyOut`). */
 export function toPasskeyOut(row: PasskeyRow) {
@@ -32,7 +28,8 @@ export function descriptorOf(row: PasskeyRow): { id: string; transports: string[
 }
 
 /** The challenge a client data JSON answers, or null when it is not one. */
-export function challengeOf(clientDataJSON: string): string | null {
+export async function challengeOf(clientDataJSON: string): Promise<string | null> {
+  const { decodeClientDataJSON } = await webauthnHelpers();
   try {
     const { challenge } = decodeClientDataJSON(clientDataJSON);
     return typeof challenge === 'string' && /^[A-Za-z0-9_-]{16,128}$/.test(challenge) ? challenge : null;
@@ -64,6 +61,7 @@ export function createRegistration(deps: RegistrationDeps) {
       const existing = await store.list(user.id);
       if (existing.length >= deps.maxPerUser) throw limit();
       const displayName = `${user.firstName} ${user.lastName}`.trim() || user.username;
+      const { generateRegistrationOptions } = await webauthn();
       const options = await generateRegistrationOptions({
         rpName: rp.name,
         rpID: rp.id,
@@ -83,8 +81,9 @@ export function createRegistration(deps: RegistrationDeps) {
 
     /** Verifies the attestation against a challenge issued to this user (used up here) and stores the passkey. */
     async register(user: AuthUser, response: RegistrationResponseJson, name: string | undefined) {
-      const challenge = challengeOf(response.response.clientDataJSON);
+      const challenge = await challengeOf(response.response.clientDataJSON);
       if (!challenge || !(await challenges.takeRegistration(user.id, challenge))) throw invalid();
+      const { verifyRegistrationResponse } = await webauthn();
       let credential;
       try {
         const result = await verifyRegistrationResponse({
