@@ -14,14 +14,24 @@ interface PageKind {
   run(token: string, value: string): Promise<unknown>;
 }
 
-function layout(t: Translate, lang: string, title: string, body: string): string {
+/** What every page shows around its form: the application's name and, with `public_url`, the way back to it. */
+interface PageFrame {
+  appName: string;
+  publicUrl: string;
+}
+
+function layout(t: Translate, lang: string, title: string, body: string, frame: PageFrame): string {
+  // The name says which application the mail's link belongs to; the link leads back to it once done.
+  const back = frame.publicUrl
+    ? `<p><a href="${e(frame.publicUrl)}">${e(t('pages.back', { app: frame.appName }))}</a></p>`
+    : '';
   return (
     `<!doctype html><html lang="${e(lang)}"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${e(title)}</title>` +
     `<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;line-height:1.5}` +
     `label{display:block;margin:1rem 0 .25rem}input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}` +
     `button{font:inherit;margin-top:1rem;padding:.5rem 1rem}[role=alert]{color:#a00}</style></head>` +
-    `<body><main><h1>${e(title)}</h1>${body}</main></body></html>`
+    `<body><header><p>${e(frame.appName)}</p></header><main><h1>${e(title)}</h1>${body}${back}</main></body></html>`
   );
 }
 
@@ -29,7 +39,10 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
   const alert = error ? `<p role="alert">${e(error)}</p>` : '';
   const input = kind.field
     ? `<label for="secret">${e(t(`pages.${kind.key}.label`))}</label>` +
-      `<input id="secret" name="secret" type="password" autocomplete="new-password" required>`
+      `<input id="secret" name="secret" type="password" autocomplete="new-password" required>` +
+      // A second entry of the new password catches a typo before it locks the user out; checked on submit.
+      `<label for="confirm">${e(t('pages.confirm_label'))}</label>` +
+      `<input id="confirm" name="confirm" type="password" autocomplete="new-password" required>`
     : '';
   return (
     `${alert}<p>${e(t(`pages.${kind.key}.intro`))}</p>` +
@@ -43,6 +56,7 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
  * (mail scanners follow links), and complete the operation on the form's submit, without JavaScript.
  */
 export function createAccountPages(service: AccountService, settings: Settings): PageRoute[] {
+  const frame: PageFrame = { appName: settings.app_name, publicUrl: settings.public_url };
   const kinds: PageKind[] = [
     {
       path: '/account/reset-password',
@@ -67,9 +81,9 @@ export function createAccountPages(service: AccountService, settings: Settings):
       if (!token)
         return {
           status: 400,
-          html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`),
+          html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`, frame),
         };
-      return { status: 200, html: layout(t, locale, title, form(t, kind, token)) };
+      return { status: 200, html: layout(t, locale, title, form(t, kind, token), frame) };
     },
     async post({ form: fields, locale }: PageRequest): Promise<PageResponse> {
       const t = translator(locale);
@@ -80,6 +94,10 @@ export function createAccountPages(service: AccountService, settings: Settings):
           throw new SvcError(
             `auth.${kind.key === 'accept' ? 'invitation' : kind.key === 'verify' ? 'verify_token' : 'reset_token'}_invalid`,
           );
+        // The two entries must match before anything is used up (the page works without JavaScript).
+        if (kind.field && (fields.confirm ?? '') !== (fields.secret ?? '')) {
+          throw new SvcError('auth.password_mismatch', { loc: ['body', 'confirm'] });
+        }
         await kind.run(token, (fields.secret ?? '').slice(0, 1024));
       } catch (error) {
         if (!(error instanceof SvcError)) throw error;
@@ -87,11 +105,11 @@ export function createAccountPages(service: AccountService, settings: Settings):
         // A refused password keeps the token: the form comes back with the reason (SPEC-2 section 2).
         const again = kind.field && error.code.startsWith('auth.password');
         const body = again ? form(t, kind, token, message) : `<p role="alert">${e(message)}</p>`;
-        return { status: error.status, html: layout(t, locale, title, body) };
+        return { status: error.status, html: layout(t, locale, title, body, frame) };
       }
       return {
         status: 200,
-        html: layout(t, locale, title, `<p role="status">${e(t(`pages.${kind.key}.done`))}</p>`),
+        html: layout(t, locale, title, `<p role="status">${e(t(`pages.${kind.key}.done`))}</p>`, frame),
       };
     },
   });

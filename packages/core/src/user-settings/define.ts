@@ -137,7 +137,7 @@ export function acceptsValue(field: SettingsField, value: unknown): boolean {
 /**
  * What a field accepts, for the refusal's `params` and message (SPEC "Authentication routes" 5): its type, its
  * `values`, its limits, whether null is accepted, and `allowed`, the same in a notation without words, so it
- * reads alike in every language: `light, dark, system`, `integer in [10, 100]`, `float in (0, 1)`.
+ * reads alike in every language: `dark, light, auto`, `integer in [10, 100]`, `float in (0, 1)`.
  */
 export function acceptedValues(field: SettingsField): Record<string, unknown> {
   const limits = { ge: field.ge, le: field.le, gt: field.gt, lt: field.lt };

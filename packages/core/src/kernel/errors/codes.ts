@@ -83,6 +83,7 @@ export const ERROR_CODES = {
   'request.unsupported_media_type': { status: 415, loc: ['header', 'Content-Type'] },
   // 422
   'auth.password_too_short': { status: 422, loc: ['body', 'password'] }, // params.min_length
+  'auth.password_mismatch': { status: 422, loc: ['body', 'confirm'] }, // the account pages' second entry
   'auth.password_unchanged': { status: 422, loc: ['body', 'newPassword'] },
   'user.settings_category_invalid': { status: 422, loc: ['path', 'category'] },
   'user.settings_key_invalid': { status: 422, loc: ['path', 'key'] },
