@@ -1,7 +1,7 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { translator, type Translate } from '../kernel/i18n/index.js';
-import type { PageRequest, PageResponse, PageRoute } from '../kernel/page.js';
+import { PAGE_SCRIPT_TAG, type PageRequest, type PageResponse, type PageRoute } from '../kernel/page.js';
 import { escapeHtml as e } from '../kernel/html.js';
 import { TOKEN_MAX_LENGTH } from './constants.js';
 import type { AccountService } from './service.js';
@@ -42,7 +42,8 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
       `<input id="secret" name="secret" type="password" autocomplete="new-password" required>` +
       // A second entry of the new password catches a typo before it locks the user out; checked on submit.
       `<label for="confirm">${e(t('pages.confirm_label'))}</label>` +
-      `<input id="confirm" name="confirm" type="password" autocomplete="new-password" required>`
+      `<input id="confirm" name="confirm" type="password" autocomplete="new-password" required ` +
+      `data-match="secret" data-mismatch="${e(t('auth.password_mismatch'))}">${PAGE_SCRIPT_TAG}`
     : '';
   return (
     `${alert}<p>${e(t(`pages.${kind.key}.intro`))}</p>` +
