@@ -37,12 +37,10 @@ describeInChromium('account pages in Chromium', () => {
     await page.getByLabel('New password').fill('the-first-entry-123');
     await page.getByLabel('Repeat the password').fill('the-second-entry-123');
     await page.getByRole('button', { name: 'Set the password' }).click();
-    const refused = await page
-      .getByLabel('Repeat the password')
-      .evaluate((input: any) => ({
-        valid: input.validity.valid as boolean,
-        message: input.validationMessage,
-      }));
+    const refused = await page.getByLabel('Repeat the password').evaluate((input: any) => ({
+      valid: input.validity.valid as boolean,
+      message: input.validationMessage,
+    }));
     expect(refused).toEqual({ valid: false, message: 'The two passwords do not match.' });
     expect(posted).toBe(0);
 
