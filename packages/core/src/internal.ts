@@ -4,7 +4,14 @@
 export { buildAuthSchema } from './app/auth-schema.js';
 export { coreModules } from './app/modules.js';
 export { createTablesSql, snapshotOf, diffSnapshots, drizzleKit } from './kernel/db/ddl.js';
-export { openDatabase, dialectOf, redactUrl, sqlitePath, type Orm } from './kernel/db/database.js';
+export {
+  assertDatabaseDriver,
+  openDatabase,
+  dialectOf,
+  redactUrl,
+  sqlitePath,
+  type Orm,
+} from './kernel/db/database.js';
 export { coreTables, type CoreTables, type Dialect } from './kernel/db/tables.js';
 export {
   loadSettings,

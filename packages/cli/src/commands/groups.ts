@@ -2,7 +2,15 @@ import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { confirm } from '../prompts.js';
-import { countOf, listOf, withRbacProject, type GlobalArgs, type RbacProject } from './permissions.js';
+import { DEFAULT_APP_SPEC, loadAppIfPresent } from '../load-app.js';
+import {
+  countOf,
+  declaredByApp,
+  listOf,
+  withRbacProject,
+  type GlobalArgs,
+  type RbacProject,
+} from './permissions.js';
 import { formatTable } from './users.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -25,22 +33,38 @@ async function existingGroup(project: RbacProject, raw: string): Promise<interna
   return group;
 }
 
-/** The stored permissions named by `codenames`; a codename not stored is refused, naming the fix. */
+/**
+ * The stored permissions named by `codenames`. A codename the app's routes declare (the table
+ * `svc permissions sync` reads) but not stored yet is created with its description, as sync would; one no route
+ * declares is refused, naming the fix. `appSpec` false (revoke): every codename must be stored.
+ */
 async function existingPermissions(
   project: RbacProject,
   codenames: readonly unknown[],
-): Promise<internal.PermissionRow[]> {
+  appSpec: string | false,
+): Promise<{ rows: internal.PermissionRow[]; created: string[] }> {
   const wanted = [...new Set(codenames.map((c) => String(c).trim()).filter((c) => c !== ''))];
   if (wanted.length === 0) throw new CliError('name at least one permission codename');
-  const rows = await project.store.permissionsByCodename(wanted);
-  const found = new Set(rows.map((row) => row.codename));
+  const stored = await project.store.permissionsByCodename(wanted);
+  const found = new Set(stored.map((row) => row.codename));
   const missing = wanted.filter((codename) => !found.has(codename));
-  if (missing.length > 0) {
+  if (missing.length === 0) return { rows: stored, created: [] };
+  // `revoke` takes nothing to create: a codename not stored is granted to nobody.
+  const app =
+    appSpec === false ? undefined : await loadAppIfPresent({ baseDir: project.baseDir, spec: appSpec });
+  const declared = app ? await declaredByApp(app, project.baseDir) : new Map<string, string>();
+  const undeclared = missing.filter((codename) => !declared.has(codename));
+  if (undeclared.length > 0) {
+    const names = listOf(undeclared.map((c) => `'${c}'`));
     throw new CliError(
-      `no permission ${listOf(missing.map((c) => `'${c}'`))}: svc permissions sync creates the codenames your routers declare`,
+      app || appSpec === false
+        ? `no permission ${names}: no route of the app declares it (svc permissions ls lists the stored ones)`
+        : `no permission ${names}: svc permissions sync creates the codenames your routers declare`,
     );
   }
-  return rows;
+  const toCreate = missing.map((codename) => ({ codename, description: declared.get(codename) ?? '' }));
+  await project.store.createMissingPermissions(toCreate);
+  return { rows: await project.store.permissionsByCodename(wanted), created: missing };
 }
 
 /** The user named `raw` (as written or by its normal form, like `svc users`). */
@@ -62,6 +86,7 @@ async function existingUser(project: RbacProject, raw: string): Promise<{ id: st
 // Commands
 
 interface CreateArgs extends GlobalArgs {
+  app: string;
   name: string;
   description?: string;
   permission?: string[];
@@ -80,6 +105,11 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
         array: true,
         describe: 'A codename the group grants (repeatable)',
       })
+      .option('app', {
+        type: 'string',
+        default: DEFAULT_APP_SPEC,
+        describe: 'The app whose routes declare the codenames: <module>:<export>, relative to --base-dir',
+      })
       .example('$0 groups create editors -p notes.read -p notes.write', 'A group with two permissions')
       .example(
         '$0 groups create readers --description "Read-only staff"',
@@ -93,10 +123,14 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
         throw new CliError(`the description is longer than ${internal.DESCRIPTION_MAX_LENGTH} characters`);
       }
       if (await project.store.groupByName(name)) throw new CliError(`group '${name}' already exists`);
-      const permissions = argv.permission?.length ? await existingPermissions(project, argv.permission) : [];
+      const { rows: permissions, created } = argv.permission?.length
+        ? await existingPermissions(project, argv.permission, argv.app)
+        : { rows: [], created: [] };
       await project.store.createGroup({ name, description, permissionIds: permissions.map((p) => p.id) });
       const granted = permissions.map((p) => p.codename);
-      process.stdout.write(`created group '${name}'${granted.length ? ` with ${listOf(granted)}` : ''}\n`);
+      process.stdout.write(
+        createdLine(created) + `created group '${name}'${granted.length ? ` with ${listOf(granted)}` : ''}\n`,
+      );
     }),
 };
 
@@ -127,17 +161,29 @@ const lsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
 };
 
 interface GrantArgs extends GlobalArgs {
+  app?: string;
   group: string;
   codenames: string[];
 }
 
+/** The line saying which declared codenames a grant stored first (as `svc permissions sync` would). */
+function createdLine(created: readonly string[]): string {
+  if (created.length === 0) return '';
+  return `added ${countOf(created.length, 'permission')} the app's routes declare: ${listOf(created)}\n`;
+}
+
 const grantCommand: CommandModule<GlobalArgs, GrantArgs> = {
   command: 'grant <group> <codenames..>',
-  describe: 'Give a group permissions (codenames that exist: see svc permissions sync)',
+  describe: "Give a group permissions (stored codenames, or ones the app's routes declare)",
   builder: (y) =>
     y
       .positional('group', { type: 'string', demandOption: true })
       .positional('codenames', { type: 'string', array: true, demandOption: true })
+      .option('app', {
+        type: 'string',
+        default: DEFAULT_APP_SPEC,
+        describe: 'The app whose routes declare the codenames: <module>:<export>, relative to --base-dir',
+      })
       .example(
         '$0 groups grant editors notes.write',
         'Members of editors may now write notes',
@@ -145,7 +191,11 @@ const grantCommand: CommandModule<GlobalArgs, GrantArgs> = {
   handler: (argv) =>
     withRbacProject(argv, async (project) => {
       const group = await existingGroup(project, argv.group);
-      const permissions = await existingPermissions(project, argv.codenames);
+      const { rows: permissions, created } = await existingPermissions(
+        project,
+        argv.codenames,
+        argv.app ?? DEFAULT_APP_SPEC,
+      );
       const added = new Set(
         await project.store.grantToGroup(
           group.id,
@@ -154,7 +204,7 @@ const grantCommand: CommandModule<GlobalArgs, GrantArgs> = {
       );
       const granted = permissions.filter((p) => added.has(p.id)).map((p) => p.codename);
       const held = permissions.filter((p) => !added.has(p.id)).map((p) => p.codename);
-      const lines = [];
+      const lines = created.length ? [createdLine(created).trimEnd()] : [];
       if (granted.length) lines.push(`granted ${listOf(granted)} to group '${group.name}'`);
       if (held.length) lines.push(`group '${group.name}' already had ${listOf(held)}`);
       process.stdout.write(lines.map((line) => `${line}\n`).join(''));
@@ -175,7 +225,7 @@ const revokeCommand: CommandModule<GlobalArgs, GrantArgs> = {
   handler: (argv) =>
     withRbacProject(argv, async (project) => {
       const group = await existingGroup(project, argv.group);
-      const permissions = await existingPermissions(project, argv.codenames);
+      const { rows: permissions } = await existingPermissions(project, argv.codenames, false);
       const removed = new Set(
         await project.store.revokeFromGroup(
           group.id,

@@ -24,6 +24,11 @@ function svc(cwd: string, args: string[], env: Record<string, string> = {}): Pro
   return runCli(args, { cwd, env });
 }
 
+/** The environment of a CLI process on a PostgreSQL-only install: better-sqlite3 cannot be resolved. */
+const WITHOUT_SQLITE_DRIVER = {
+  NODE_OPTIONS: `--import ${join(CLI_DIR, '..', '..', 'testing', 'without-better-sqlite3.mjs')}`,
+};
+
 /** A project under packages/cli/.tmp-test (inside the repo, so `@svc/core` resolves) with a main.mjs. */
 function createProject(): string {
   const dir = join(TMP_DIR, `init-${randomBytes(5).toString('hex')}`);
@@ -800,11 +805,74 @@ if (!TEST_POSTGRES_URL) {
     );
 
     it(
-      'refuses a --database-url that differs from the one already in .env',
+      'refuses a --database-url that differs from a URL the user wrote to .env, and changes nothing',
       async () => {
-        const result = await svc(dir, ['init', '--no-user', '--database-url', 'file:other.db']);
+        const own = createProject();
+        try {
+          const dotenv = `SVC_SECRET_KEY=${'k'.repeat(40)}\nSVC_AUTH_DATABASE_URL=${database.url}\n`;
+          writeFileSync(join(own, '.env'), dotenv);
+          const result = await svc(own, ['init', '--no-user', '--database-url', 'file:other.db']);
+          expect(result.code).toBe(1);
+          expect(result.stderr).toMatch(
+            /^svc: SVC_AUTH_DATABASE_URL in .env differs from --database-url; svc init never overwrites a value it did not write/,
+          );
+          expect(readFileSync(join(own, '.env'), 'utf8')).toBe(dotenv);
+        } finally {
+          rmSync(own, { recursive: true, force: true });
+        }
+      },
+      CLI_TIMEOUT,
+    );
+  });
+
+  describe('svc init on a PostgreSQL-only install (no better-sqlite3)', () => {
+    let dir: string;
+    let database: { url: string; drop(): Promise<void> };
+    beforeAll(async () => {
+      dir = createProject();
+      database = await createPostgresDatabase();
+    }, CLI_TIMEOUT);
+    afterAll(async () => {
+      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
+    }, CLI_TIMEOUT);
+
+    it(
+      'refuses the default file database before writing anything, naming --database-url',
+      async () => {
+        const result = await svc(dir, ['init', '--no-user'], WITHOUT_SQLITE_DRIVER);
         expect(result.code).toBe(1);
-        expect(result.stderr).toMatch(/SVC_AUTH_DATABASE_URL in .env differs from --database-url/);
+        expect(result.stderr).toMatch(
+          /^svc: the file database file:auth\.db needs the package better-sqlite3, which is not installed .*\(DB_SQLITE_DRIVER_MISSING\); svc init chose it by default: run `svc init --database-url postgres:\/\/…` for PostgreSQL; nothing was written\n$/,
+        );
+        expect(readdirSync(dir)).toEqual(['main.mjs']);
+      },
+      CLI_TIMEOUT,
+    );
+
+    it(
+      're-run with --database-url replaces the file URL an earlier svc init wrote, keeps its secret key, and sets up PostgreSQL',
+      async () => {
+        // What an earlier svc init left behind when it wrote .env before the driver was found missing.
+        const key = 'init-written-secret-key-0123456789abcdef012345';
+        writeFileSync(
+          join(dir, '.env'),
+          `# written by svc init: secrets, keep out of version control\nSVC_SECRET_KEY=${key}\nSVC_AUTH_DATABASE_URL=file:auth.db\n`,
+          { mode: 0o600 },
+        );
+        const result = await svc(
+          dir,
+          ['init', '--password', PASSWORD, '--database-url', database.url],
+          WITHOUT_SQLITE_DRIVER,
+        );
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+        expect(result.stdout.split('\n')[0]).toBe(
+          '.env: changed SVC_AUTH_DATABASE_URL (written by an earlier svc init)',
+        );
+        expect(dotenvOf(dir)).toEqual({ SVC_SECRET_KEY: key, SVC_AUTH_DATABASE_URL: database.url });
+        const users = await rowsOf<{ username: string }>(database.url, dir, 'SELECT username FROM svc_user');
+        expect(users).toEqual([{ username: 'admin' }]);
       },
       CLI_TIMEOUT,
     );

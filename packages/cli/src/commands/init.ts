@@ -6,6 +6,7 @@ import {
   MIN_SECRET_KEY_LENGTH,
   SettingsSchema,
   UserManagementError,
+  assertDatabaseDriver,
   coreTables,
   createLogger,
   createUserManager,
@@ -62,24 +63,84 @@ function dotenvValue(value: string): string {
   throw new CliError('the database URL contains a single quote: put it in .env yourself');
 }
 
+/** The comment lines svc init puts above the values it writes to `.env` (see {@link completeDotenv}). */
+const WRITTEN_BY_INIT = /^# (?:written|added) by svc init\b/;
+
+/**
+ * The keys of `.env` whose one assignment sits in a block an earlier `svc init` wrote (its comment line, then
+ * its `KEY=value` lines): init may change those on a re-run, since the value is its own, never the user's.
+ */
+function keysInitWrote(text: string): Set<string> {
+  const count = new Map<string, number>();
+  const ours = new Set<string>();
+  let inBlock = false;
+  for (const line of text.split(/\r?\n/)) {
+    const key = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1];
+    if (key !== undefined) {
+      count.set(key, (count.get(key) ?? 0) + 1);
+      if (inBlock) ours.add(key);
+      continue;
+    }
+    inBlock = WRITTEN_BY_INIT.test(line);
+  }
+  return new Set([...ours].filter((key) => count.get(key) === 1));
+}
+
+/** What `.env` must hold after init, and the values of an earlier init it replaces. */
+interface PlannedDotenv {
+  values: Record<string, string>;
+  /** Keys init wrote before whose value changes (`--database-url` on a re-run). */
+  replaced: string[];
+}
+
 /**
  * The values `.env` must hold after init: what it has, else the option, else a default. Never changes a value
- * that is there (SPEC `svc init`: never overwrites existing values).
+ * the user wrote (SPEC `svc init`: never overwrites existing values); a value an earlier `svc init` wrote
+ * itself is replaced by `--database-url`, so a first run that refused (or used the default file database) can be
+ * corrected by running it again.
  */
 function plannedDotenv(
   existing: Record<string, string>,
   databaseUrl: string | undefined,
-): Record<string, string> {
+  writtenByInit: ReadonlySet<string>,
+): PlannedDotenv {
   const current = existing.SVC_AUTH_DATABASE_URL;
+  const replaced: string[] = [];
   if (databaseUrl !== undefined && current !== undefined && current !== databaseUrl) {
-    throw new CliError(
-      'SVC_AUTH_DATABASE_URL in .env differs from --database-url; svc init never overwrites a value: edit .env or drop the option',
-    );
+    if (!writtenByInit.has('SVC_AUTH_DATABASE_URL')) {
+      throw new CliError(
+        'SVC_AUTH_DATABASE_URL in .env differs from --database-url; svc init never overwrites a value it did not write: edit .env or drop the option',
+      );
+    }
+    replaced.push('SVC_AUTH_DATABASE_URL');
   }
   return {
-    SVC_SECRET_KEY: existing.SVC_SECRET_KEY ?? randomBytes(SECRET_KEY_BYTES).toString('base64url'),
-    SVC_AUTH_DATABASE_URL: current ?? databaseUrl ?? existing.SVC_DATABASE_URL ?? DEFAULT_AUTH_DATABASE_URL,
+    values: {
+      SVC_SECRET_KEY: existing.SVC_SECRET_KEY ?? randomBytes(SECRET_KEY_BYTES).toString('base64url'),
+      SVC_AUTH_DATABASE_URL:
+        (replaced.length > 0 ? databaseUrl : current) ??
+        databaseUrl ??
+        existing.SVC_DATABASE_URL ??
+        DEFAULT_AUTH_DATABASE_URL,
+    },
+    replaced,
   };
+}
+
+/**
+ * A file database needs better-sqlite3, an optional peer a PostgreSQL-only project leaves out: refuse before
+ * anything is written, naming the option that avoids it (docs/deployment.md "A PostgreSQL-only install").
+ */
+function assertDriverFor(url: string, fromOption: boolean): void {
+  try {
+    assertDatabaseDriver(url);
+  } catch (error) {
+    if ((error as Error)?.name !== 'ConfigError') throw error;
+    const fix = fromOption
+      ? ''
+      : '; svc init chose it by default: run `svc init --database-url postgres://…` for PostgreSQL';
+    throw new CliError(`${(error as Error).message}${fix}; nothing was written`);
+  }
 }
 
 /**
@@ -100,15 +161,28 @@ function assertEnvironmentAgrees(
   }
 }
 
-/** Creates `.env` (mode 0600) or appends the missing keys; returns the keys written. */
-function completeDotenv(
-  path: string,
-  existing: Record<string, string>,
-  planned: Record<string, string>,
-): string[] {
-  const missing = Object.keys(planned).filter((key) => existing[key] === undefined);
-  if (missing.length === 0) return [];
-  const lines = missing.map((key) => `${key}=${dotenvValue(planned[key]!)}`).join('\n');
+/**
+ * Creates `.env` (mode 0600) or appends the missing keys, and rewrites in place the lines of `replaced` (values
+ * an earlier init wrote, see {@link keysInitWrote}); returns the keys written.
+ */
+function completeDotenv(path: string, existing: Record<string, string>, planned: PlannedDotenv): string[] {
+  const values = planned.values;
+  if (planned.replaced.length > 0) {
+    const text = readFileSync(path, 'utf8');
+    const rewritten = text
+      .split('\n')
+      .map((line) => {
+        const key = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1];
+        return key !== undefined && planned.replaced.includes(key)
+          ? `${key}=${dotenvValue(values[key]!)}`
+          : line;
+      })
+      .join('\n');
+    writeFileSync(path, rewritten);
+  }
+  const missing = Object.keys(values).filter((key) => existing[key] === undefined);
+  if (missing.length === 0) return planned.replaced;
+  const lines = missing.map((key) => `${key}=${dotenvValue(values[key]!)}`).join('\n');
   if (!existsSync(path)) {
     // Secrets: readable by the owner only (SPEC `svc init`: new file mode 0600).
     writeFileSync(path, `# written by svc init: secrets, keep out of version control\n${lines}\n`, {
@@ -120,7 +194,7 @@ function completeDotenv(
     const text = readFileSync(path, 'utf8');
     appendFileSync(path, `${text === '' || text.endsWith('\n') ? '' : '\n'}# added by svc init\n${lines}\n`);
   }
-  return missing;
+  return [...planned.replaced, ...missing];
 }
 
 /** Writes `content` to `path` unless the file exists (never overwrites); returns whether it wrote. */
@@ -439,8 +513,15 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
     if (!existsSync(baseDir)) throw new CliError(`the project directory ${baseDir} does not exist`);
     const envPath = join(baseDir, '.env');
     const existing = readDotenv(baseDir);
-    const planned = plannedDotenv(existing, argv.databaseUrl);
+    const dotenvText = existsSync(envPath) ? readFileSync(envPath, 'utf8') : '';
+    const plan = plannedDotenv(existing, argv.databaseUrl, keysInitWrote(dotenvText));
+    const planned = plan.values;
     assertEnvironmentAgrees(planned, process.env);
+    // Before the first write: a file database URL on an install without better-sqlite3 would fail later.
+    assertDriverFor(
+      planned.SVC_AUTH_DATABASE_URL!,
+      argv.databaseUrl !== undefined || existing.SVC_AUTH_DATABASE_URL !== undefined,
+    );
     if (planned.SVC_SECRET_KEY!.length < MIN_SECRET_KEY_LENGTH) {
       throw new CliError(
         `SVC_SECRET_KEY in .env is shorter than ${MIN_SECRET_KEY_LENGTH} characters: replace it`,
@@ -461,8 +542,15 @@ export const initCommand: CommandModule<InitArgs, InitArgs> = {
       ? await planSuperuser(argv, planned.SVC_AUTH_DATABASE_URL!, baseDir, settings)
       : undefined;
 
-    const written = completeDotenv(envPath, existing, planned);
-    process.stdout.write(written.length ? `.env: added ${written.join(', ')}\n` : '.env: complete\n');
+    const written = completeDotenv(envPath, existing, plan);
+    const added = written.filter((key) => !plan.replaced.includes(key));
+    const parts = [
+      ...(plan.replaced.length
+        ? [`changed ${plan.replaced.join(', ')} (written by an earlier svc init)`]
+        : []),
+      ...(added.length ? [`added ${added.join(', ')}`] : []),
+    ];
+    process.stdout.write(parts.length ? `.env: ${parts.join('; ')}\n` : '.env: complete\n');
     const scaffold = scaffoldProject(baseDir, argv.app, planned.SVC_AUTH_DATABASE_URL!);
 
     try {

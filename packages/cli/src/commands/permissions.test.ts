@@ -221,7 +221,7 @@ describeEachDatabase('svc permissions and svc groups', (database) => {
       const unknownPermission = await svc(['groups', 'grant', 'readers', 'notes.read', 'notes.print']);
       expect(unknownPermission.code).toBe(1);
       expect(errorLine(unknownPermission)).toBe(
-        "svc: no permission 'notes.print': svc permissions sync creates the codenames your routers declare",
+        "svc: no permission 'notes.print': no route of the app declares it (svc permissions ls lists the stored ones)",
       );
 
       const unknownUser = await svc(['groups', 'add-user', 'readers', 'nobody']);

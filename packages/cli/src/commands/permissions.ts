@@ -1,7 +1,8 @@
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { DEFAULT_APP_SPEC, loadApp } from '../load-app.js';
+import type { App, AppRuntime } from '@svc/core';
+import { DEFAULT_APP_SPEC, firstLine, loadApp } from '../load-app.js';
 import { openAuthProject, resolveBaseDir, type loadProjectSettings } from '../project.js';
 import { closePrompts } from '../prompts.js';
 import { formatTable } from './users.js';
@@ -64,10 +65,28 @@ interface SyncArgs extends GlobalArgs {
   dryRun?: boolean;
 }
 
-/** The codenames the app's routers declare, with their descriptions; a codename a column cannot hold is refused. */
+/**
+ * The codenames the app's routes declare, with their descriptions: read from the route table the app compiles
+ * when it starts (kernel/routes.ts), the one its guard enforces and `GET /admin/permissions/applications`
+ * lists, so the routers a module's setup returns count like `createApp({ routers })` (docs/modules.md).
+ * Starting the app sets its modules up on the project's databases, then closes it again.
+ */
+export async function declaredByApp(app: App, baseDir: string): Promise<Map<string, string>> {
+  let routes: AppRuntime['routes'];
+  try {
+    routes = (await app.init({ baseDir, env: process.env })).routes;
+  } catch (error) {
+    if ((error as Error)?.name === 'ConfigError') throw new CliError((error as Error).message);
+    throw new CliError(`cannot start the app to read its routes: ${firstLine(error)}`);
+  } finally {
+    await app.close().catch(() => undefined);
+  }
+  return internal.declaredPermissions(routes);
+}
+
+/** The declared codenames of the app in `--app`; a codename a column cannot hold is refused. */
 async function declaredBy(baseDir: string, spec: string | undefined): Promise<Map<string, string>> {
-  const app = await loadApp({ baseDir, spec });
-  const declared = internal.declaredPermissions(app.options.routers ?? []);
+  const declared = await declaredByApp(await loadApp({ baseDir, spec }), baseDir);
   const problems = [...declared]
     .map(([codename, description]) => internal.declaredPermissionProblem(codename, description))
     .filter((problem): problem is string => problem !== undefined);

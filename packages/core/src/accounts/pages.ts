@@ -1,7 +1,7 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { translator, type Translate } from '../kernel/i18n/index.js';
-import type { PageRequest, PageResponse, PageRoute } from '../kernel/page.js';
+import { PAGE_SCRIPT_TAG, type PageRequest, type PageResponse, type PageRoute } from '../kernel/page.js';
 import { escapeHtml as e } from '../kernel/html.js';
 import { TOKEN_MAX_LENGTH } from './constants.js';
 import type { AccountService } from './service.js';
@@ -16,7 +16,17 @@ interface PageKind {
   run(token: string, value: string, fields: Record<string, string | undefined>): Promise<unknown>;
 }
 
-function layout(t: Translate, lang: string, title: string, body: string): string {
+/** What every page shows around its form: the application's name and, with `public_url`, the way back to it. */
+interface PageFrame {
+  appName: string;
+  publicUrl: string;
+}
+
+function layout(t: Translate, lang: string, title: string, body: string, frame: PageFrame): string {
+  // The name says which application the mail's link belongs to; the link leads back to it once done.
+  const back = frame.publicUrl
+    ? `<p><a href="${e(frame.publicUrl)}">${e(t('pages.back', { app: frame.appName }))}</a></p>`
+    : '';
   return (
     `<!doctype html><html lang="${e(lang)}"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${e(title)}</title>` +
@@ -24,7 +34,7 @@ function layout(t: Translate, lang: string, title: string, body: string): string
     `label{display:block;margin:1rem 0 .25rem}input{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}` +
     `input[type=checkbox]{width:auto;margin-right:.5rem}` +
     `button{font:inherit;margin-top:1rem;padding:.5rem 1rem}[role=alert]{color:#a00}</style></head>` +
-    `<body><main><h1>${e(title)}</h1>${body}</main></body></html>`
+    `<body><header><p>${e(frame.appName)}</p></header><main><h1>${e(title)}</h1>${body}${back}</main></body></html>`
   );
 }
 
@@ -32,7 +42,11 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
   const alert = error ? `<p role="alert">${e(error)}</p>` : '';
   const input = kind.field
     ? `<label for="secret">${e(t(`pages.${kind.key}.label`))}</label>` +
-      `<input id="secret" name="secret" type="password" autocomplete="new-password" required>`
+      `<input id="secret" name="secret" type="password" autocomplete="new-password" required>` +
+      // A second entry of the new password catches a typo before it locks the user out; checked on submit.
+      `<label for="confirm">${e(t('pages.confirm_label'))}</label>` +
+      `<input id="confirm" name="confirm" type="password" autocomplete="new-password" required ` +
+      `data-match="secret" data-mismatch="${e(t('auth.password_mismatch'))}">${PAGE_SCRIPT_TAG}`
     : '';
   const box = kind.checkbox
     ? `<label><input type="checkbox" name="${e(kind.checkbox.name)}" value="true">` +
@@ -50,6 +64,7 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
  * (mail scanners follow links), and complete the operation on the form's submit, without JavaScript.
  */
 export function createAccountPages(service: AccountService, settings: Settings): PageRoute[] {
+  const frame: PageFrame = { appName: settings.app_name, publicUrl: settings.public_url };
   const kinds: PageKind[] = [
     {
       path: '/account/reset-password',
@@ -77,9 +92,9 @@ export function createAccountPages(service: AccountService, settings: Settings):
       if (!token)
         return {
           status: 400,
-          html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`),
+          html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`, frame),
         };
-      return { status: 200, html: layout(t, locale, title, form(t, kind, token)) };
+      return { status: 200, html: layout(t, locale, title, form(t, kind, token), frame) };
     },
     async post({ form: fields, locale }: PageRequest): Promise<PageResponse> {
       const t = translator(locale);
@@ -90,6 +105,10 @@ export function createAccountPages(service: AccountService, settings: Settings):
           throw new SvcError(
             `auth.${kind.key === 'accept' ? 'invitation' : kind.key === 'verify' ? 'verify_token' : 'reset_token'}_invalid`,
           );
+        // The two entries must match before anything is used up (the page works without JavaScript).
+        if (kind.field && (fields.confirm ?? '') !== (fields.secret ?? '')) {
+          throw new SvcError('auth.password_mismatch', { loc: ['body', 'confirm'] });
+        }
         await kind.run(token, (fields.secret ?? '').slice(0, 1024), fields);
       } catch (error) {
         if (!(error instanceof SvcError)) throw error;
@@ -97,11 +116,11 @@ export function createAccountPages(service: AccountService, settings: Settings):
         // A refused password keeps the token: the form comes back with the reason (SPEC-2 section 2).
         const again = kind.field && error.code.startsWith('auth.password');
         const body = again ? form(t, kind, token, message) : `<p role="alert">${e(message)}</p>`;
-        return { status: error.status, html: layout(t, locale, title, body) };
+        return { status: error.status, html: layout(t, locale, title, body, frame) };
       }
       return {
         status: 200,
-        html: layout(t, locale, title, `<p role="status">${e(t(`pages.${kind.key}.done`))}</p>`),
+        html: layout(t, locale, title, `<p role="status">${e(t(`pages.${kind.key}.done`))}</p>`, frame),
       };
     },
   });

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Server-rendered pages outside `/api` (SPEC-2 "Built-in account pages"): a module returns them from `setup`
  * as `pages`; kernel/http mounts them with the headers such pages need (no caching, no referrer, a strict
@@ -27,6 +29,25 @@ export interface PageRoute {
   post?(request: PageRequest): PageResponse | Promise<PageResponse>;
 }
 
-/** The Content-Security-Policy of built-in pages: no script, styles inline, forms post to themselves. */
+/**
+ * The one script a built-in page may run, inline: an input with `data-match="<id>"` must repeat the input with
+ * that id, or the browser refuses to submit the form, showing `data-mismatch` (the password confirmation of
+ * the account pages). The pages still work without it: the server checks the same (SPEC-2 "Built-in account
+ * pages": they work without JavaScript).
+ */
+export const PAGE_SCRIPT =
+  "document.querySelectorAll('input[data-match]').forEach(function(c){" +
+  'var o=document.getElementById(c.dataset.match);' +
+  "function check(){c.setCustomValidity(c.value===o.value?'':c.dataset.mismatch);}" +
+  "c.addEventListener('input',check);o.addEventListener('input',check);check();});";
+
+/** `<script>` with {@link PAGE_SCRIPT}, the only script {@link PAGE_CSP} lets run (by its hash). */
+export const PAGE_SCRIPT_TAG = `<script>${PAGE_SCRIPT}</script>`;
+
+/**
+ * The Content-Security-Policy of built-in pages: no script but {@link PAGE_SCRIPT} (allowed by its hash),
+ * styles inline, forms post to themselves.
+ */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+  `default-src 'none'; script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'; ` +
+  "style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";

@@ -96,6 +96,66 @@ describeEachDatabase('Mail over SMTP (SPEC-2 "Mail and links")', (database) => {
     // Delivery logs nothing of the link.
     expect(log.lines.join('\n')).not.toContain('secret-token-value');
   });
+
+  it('states how long a link or code works in the words a person uses, in en and de', async () => {
+    const before = smtp.messages.length;
+    const inMinutes = (minutes: number) => new Date(Date.now() + minutes * 60_000);
+    const common = { url: LINK, invitedBy: 'alice' };
+    // invitation_expire_minutes' default (3 days), a reset of an hour and a half, a verification of a day.
+    mailOf(app).invitation({
+      ...common,
+      userId: 'd1',
+      email: 'en-inv@example.com',
+      expiresAt: inMinutes(4320),
+      locale: 'en',
+    });
+    mailOf(app).invitation({
+      ...common,
+      userId: 'd2',
+      email: 'de-inv@example.com',
+      expiresAt: inMinutes(4320),
+      locale: 'de',
+    });
+    mailOf(app).passwordReset({
+      userId: 'd3',
+      email: 'en-reset@example.com',
+      url: LINK,
+      expiresAt: inMinutes(90),
+      locale: 'en',
+    });
+    mailOf(app).passwordReset({
+      userId: 'd4',
+      email: 'de-reset@example.com',
+      url: LINK,
+      expiresAt: inMinutes(90),
+      locale: 'de',
+    });
+    mailOf(app).emailVerification({
+      userId: 'd5',
+      email: 'en-verify@example.com',
+      url: LINK,
+      expiresAt: inMinutes(1440),
+      locale: 'en',
+    });
+    await eventually(() => smtp.messages.length >= before + 5);
+    const text = (to: string) => smtp.messages.slice(before).find((m) => m.envelopeTo[0] === to)!.text;
+    expect(text('en-inv@example.com')).toContain('The link works once, for 3 days.');
+    expect(text('de-inv@example.com')).toContain('Der Link funktioniert einmal, 3 Tage lang.');
+    expect(text('en-reset@example.com')).toContain('The link works once, for 1 hour and 30 minutes.');
+    expect(text('de-reset@example.com')).toContain(
+      'Der Link funktioniert einmal, 1 Stunde und 30 Minuten lang.',
+    );
+    expect(text('en-verify@example.com')).toContain('The link works once, for 1 day.');
+    for (const message of smtp.messages.slice(before)) expect(message.text).not.toMatch(/\d{3,} min/i);
+
+    // The MFA code mail, in en (mfa_otp_expire_minutes: 10 by default).
+    const user = await app.createUser({ username: 'words', email: 'words@example.com' });
+    const client = await app.loginAs(user);
+    const sent = smtp.messages.length;
+    expect((await client.post('/api/mfa/email/setup')).status).toBe(200);
+    await eventually(() => smtp.messages.length > sent);
+    expect(smtp.messages.at(-1)!.text).toContain('The code works once, for 10 minutes.');
+  });
 });
 
 describe('Mail without SMTP, with a project mailer, with a failing server', () => {

@@ -15,6 +15,8 @@ export interface MailVariables {
   expiresAt?: Date;
   /** Minutes the code or link is valid, rounded up. */
   expiresInMinutes?: number;
+  /** The same in the words of the mail's language: `3 days`, `1 hour and 30 minutes`, `3 Tage`. */
+  expiresIn?: string;
   /** The inviting username (invitation). */
   invitedBy?: string;
   /** The six-digit code (MFA code). */
@@ -57,6 +59,7 @@ function standard(kind: MailKind): MailTemplate {
       email: vars.email,
       invitedBy: vars.invitedBy ?? '',
       minutes: vars.expiresInMinutes ?? '',
+      duration: vars.expiresIn ?? '',
       code: vars.code ?? '',
     };
     const subject = t(`${key}.subject`, params);
@@ -86,6 +89,26 @@ export const defaultTemplates: Record<MailKind, MailTemplate> = {
   mfaCode: standard('mfaCode'),
 };
 
+const MINUTES_PER = { day: 24 * 60, hour: 60, minute: 1 } as const;
+
+/**
+ * A number of minutes as a person says it, in `locale`: the largest units that add up to it exactly
+ * (`4320` → `3 days`, `90` → `1 hour and 30 minutes`; `de`: `3 Tage`, `1 Stunde und 30 Minuten`), from the
+ * runtime's own unit names (Intl), so every language the runtime knows gets its words.
+ * @example durationInWords(4320, 'en') // '3 days'
+ */
+export function durationInWords(minutes: number, locale: string): string {
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.round(minutes));
+  for (const [unit, size] of Object.entries(MINUTES_PER)) {
+    const count = Math.floor(rest / size);
+    if (count === 0 && !(unit === 'minute' && parts.length === 0)) continue;
+    rest -= count * size;
+    parts.push(new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'long' }).format(count));
+  }
+  return new Intl.ListFormat(locale, { type: 'conjunction' }).format(parts);
+}
+
 /** Writes a mail of `kind` in `locale` with the project's template when it gave one. */
 export function renderMail(
   kind: MailKind,
@@ -94,5 +117,7 @@ export function renderMail(
   templates: Partial<Record<MailKind, MailTemplate>> = {},
 ): RenderedMail {
   const template = templates[kind] ?? defaultTemplates[kind];
-  return template(vars, translator(locale));
+  const expiresIn =
+    vars.expiresInMinutes === undefined ? undefined : durationInWords(vars.expiresInMinutes, locale);
+  return template({ expiresIn, ...vars }, translator(locale));
 }

@@ -61,10 +61,15 @@ describeEachDatabase('MFA login challenge', (database) => {
     expect((claims.exp as number) - (claims.iat as number)).toBe(10 * 60);
     expect(await challengeRows(app, user.id)).toHaveLength(1);
 
-    // the code used to confirm counts as used (SPEC "MFA enrolment")
+    // the code used to confirm counts as used (SPEC "MFA enrolment"), and the answer says so, as confirm's does
     const reused = await app.post('/api/mfa/verify', { mfa_token: login.body.mfa_token, code: confirmCode });
     expect(reused.status).toBe(401);
-    expect(detail(reused)).toMatchObject({ code: 'mfa.code_invalid', loc: ['body', 'code'] });
+    expect(detail(reused)).toMatchObject({
+      code: 'mfa.code_used',
+      loc: ['body', 'code'],
+      msg: 'This code was already used. Wait for the next code of your authenticator app, or use a backup code.',
+    });
+    expect(await failedLoginCount(app, user.id)).toBe(0);
 
     await awayFromStepBoundary();
     const next = totpCode(secret, 1); // the next step is inside the window and later than the confirm step
@@ -89,7 +94,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     const second = await mfaToken(app, user);
     const replay = await app.post('/api/mfa/verify', { mfa_token: second, code: next });
     expect(replay.status).toBe(401);
-    expect(detail(replay).code).toBe('mfa.code_invalid');
+    expect(detail(replay).code).toBe('mfa.code_used');
 
     // a backup code works once
     const backup = await app.post('/api/mfa/verify', {
@@ -101,7 +106,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     const third = await mfaToken(app, user);
     const backupAgain = await app.post('/api/mfa/verify', { mfa_token: third, code: backupCodes[0] });
     expect(backupAgain.status).toBe(401);
-    expect(detail(backupAgain).code).toBe('mfa.code_invalid');
+    expect(detail(backupAgain).code).toBe('mfa.code_used');
 
     // disable: login needs no second step any more
     expect((await before.post('/api/mfa/disable', { password: user.password })).status).toBe(200);
@@ -310,7 +315,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 200)) {
       expect(r.status).toBe(401);
-      expect(detail(r).code).toBe('mfa.code_invalid');
+      expect(detail(r).code).toBe('mfa.code_used');
     }
     const left = JSON.parse((await configRow(app, user.id))!.backupCodes) as string[];
     expect(left).toHaveLength(7);
@@ -395,8 +400,7 @@ describeEachDatabase('MFA TOTP step used once', (database: TestDatabase) => {
         tokens.map((t) => app.post('/api/mfa/verify', { mfa_token: t, code })),
       );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-      for (const r of results.filter((x) => x.status !== 200))
-        expect(detail(r).code).toBe('mfa.code_invalid');
+      for (const r of results.filter((x) => x.status !== 200)) expect(detail(r).code).toBe('mfa.code_used');
       expect((await configRow(app, user.id))!.lastTotpStep).toBe(Math.floor(Date.now() / 30_000) + 1);
     });
   });

@@ -532,8 +532,10 @@ export function createMfaService(deps: MfaServiceDeps) {
             await store.deleteChallenge(challengeId);
             throw new SvcError('mfa.too_many_attempts');
           }
+          // A replayed valid code (the one that just confirmed TOTP, or a double-submit) is named as such:
+          // "wrong" would send the user hunting for a typo (SPEC "Multi-factor routes": confirm says the same).
           throw new SvcError(
-            'mfa.code_invalid',
+            outcome === 'replayed' && typeof input === 'string' ? 'mfa.code_used' : 'mfa.code_invalid',
             typeof input === 'string' ? {} : { loc: ['body', 'webauthn'] },
           );
         }

@@ -3,6 +3,7 @@ import { hasTranslation, type Translate } from '../kernel/i18n/index.js';
 import { isCanonicalUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { Router } from '../kernel/router.js';
+import type { CompiledRoute } from '../kernel/routes.js';
 import type { EventSink } from '../kernel/ports.js';
 import {
   CODENAME_MAX_LENGTH,
@@ -190,22 +191,25 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
 export type RbacService = ReturnType<typeof createRbacService>;
 
 /**
- * The permission codenames a project's routers declare (docs/routers.md "Permissions"): the `permissions` of
- * each router and route, and the keys of a router's `permissionDescriptions` (codenames a handler checks
- * itself), each with the first description a router gives ('' when none does).
+ * The permission codenames the app's compiled routes declare (docs/routers.md "Permissions"): the combined
+ * `permissions` of each route as mounted (kernel/routes.ts, the table the guard enforces and
+ * `GET /admin/permissions/applications` lists, so the routers a module's setup returns count like
+ * `createApp({ routers })`), and the keys of `permissionDescriptions` of each router with a mounted route
+ * (codenames a handler checks itself), each with the first description a router gives ('' when none does).
  */
-export function declaredPermissions(routers: readonly Router[]): Map<string, string> {
+export function declaredPermissions(routes: readonly CompiledRoute[]): Map<string, string> {
   const declared = new Map<string, string>();
   const declare = (codename: string, description = '') => {
     const known = declared.get(codename);
     if (known === undefined || (known === '' && description !== '')) declared.set(codename, description);
   };
-  for (const router of routers) {
-    const descriptions = router.options.permissionDescriptions ?? {};
-    const describe = (codename: string) => declare(codename, descriptions[codename] ?? '');
-    (router.options.permissions ?? []).forEach(describe);
-    for (const route of router.routes) (route.options.permissions ?? []).forEach(describe);
-    Object.keys(descriptions).forEach(describe);
+  const described = (router: Router) => router.options.permissionDescriptions ?? {};
+  for (const route of routes) {
+    const descriptions = described(route.router);
+    for (const codename of route.requirements.permissions) declare(codename, descriptions[codename] ?? '');
+  }
+  for (const router of new Set(routes.map((route) => route.router))) {
+    for (const [codename, description] of Object.entries(described(router))) declare(codename, description);
   }
   return new Map([...declared].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

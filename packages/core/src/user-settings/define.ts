@@ -134,6 +134,32 @@ export function acceptsValue(field: SettingsField, value: unknown): boolean {
   return field.validate ? field.validate(value) : true;
 }
 
+/**
+ * What a field accepts, for the refusal's `params` and message (SPEC "Authentication routes" 5): its type, its
+ * `values`, its limits, whether null is accepted, and `allowed`, the same in a notation without words, so it
+ * reads alike in every language: `dark, light, auto`, `integer in [10, 100]`, `float in (0, 1)`.
+ */
+export function acceptedValues(field: SettingsField): Record<string, unknown> {
+  const limits = { ge: field.ge, le: field.le, gt: field.gt, lt: field.lt };
+  let allowed: string;
+  if (field.values) allowed = field.values.map((value) => String(value)).join(', ');
+  else if (field.type === 'boolean') allowed = 'true, false';
+  else {
+    const low = field.gt ?? field.ge;
+    const high = field.lt ?? field.le;
+    const range =
+      low === undefined && high === undefined
+        ? ''
+        : ` in ${field.gt !== undefined ? '(' : '['}${low ?? '-∞'}, ${high ?? '∞'}${field.lt !== undefined ? ')' : ']'}`;
+    allowed = `${field.type}${range}`;
+  }
+  if (field.nullable) allowed += ', null';
+  const params: Record<string, unknown> = { type: field.type, allowed, nullable: field.nullable };
+  if (field.values) params.values = [...field.values];
+  for (const [name, limit] of Object.entries(limits)) if (limit !== undefined) params[name] = limit;
+  return params;
+}
+
 const TYPES: readonly SettingsFieldType[] = ['enum', 'boolean', 'integer', 'float', 'string'];
 
 /** A JSON object made of plain data only (no functions, symbols, class instances). */

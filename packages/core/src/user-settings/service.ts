@@ -3,7 +3,13 @@ import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { UserSettingsReader } from '../kernel/ports.js';
 import { SETTINGS_CACHE_TTL_SECONDS } from './constants.js';
-import { acceptsValue, camelCase, type SettingsField, type SettingsSection } from './define.js';
+import {
+  acceptedValues,
+  acceptsValue,
+  camelCase,
+  type SettingsField,
+  type SettingsSection,
+} from './define.js';
 import type { SettingsDocument, SettingsStore } from './store.js';
 
 /** Current values by section and field, camelCase keys (SPEC "Authentication routes", settings). */
@@ -74,7 +80,8 @@ export function createUserSettingsService({ sections, store, cache, log }: UserS
       // SPEC "Authentication routes" 5: loc [body, value].
       throw new SvcError('user.settings_value_invalid', {
         loc: ['body', 'value'],
-        params: { category: section.name, key: field.name },
+        // The refusal says what the field takes: the allowed values or the range.
+        params: { category: section.name, key: field.name, ...acceptedValues(field) },
       });
     }
   }

@@ -158,6 +158,13 @@ describeEachDatabase('user settings routes', (database) => {
         loc: ['body', 'value'],
       });
     }
+    // The refusal names what the field takes: its values, or its type and range (params and message).
+    const theme = await alice.put(`${URL_}/appearance/theme`, { value: 'blue' });
+    expect(theme.body.detail[0].params).toMatchObject({ type: 'enum', values: ['dark', 'light', 'auto'] });
+    expect(theme.body.detail[0].msg).toBe('This value is not accepted; allowed: dark, light, auto.');
+    const size = await alice.put(`${URL_}/preferences/tablePageSize`, { value: 101 });
+    expect(size.body.detail[0].params).toMatchObject({ type: 'integer', ge: 10, le: 100 });
+    expect(size.body.detail[0].msg).toBe('This value is not accepted; allowed: integer in [10, 100].');
     const missing = await alice.put(`${URL_}/appearance/theme`, {});
     expect(missing.status).toBe(422);
     // A body without `value` is malformed rather than refused: the kernel's validation error, same loc.
@@ -210,7 +217,15 @@ describeEachDatabase('user settings routes', (database) => {
       code: 'user.settings_value_invalid',
       loc: ['body', 'value'],
     });
-    expect(refused.body.detail[0].params).toEqual({ category: 'preferences', key: 'tablePageSize' });
+    expect(refused.body.detail[0].params).toEqual({
+      category: 'preferences',
+      key: 'tablePageSize',
+      type: 'integer',
+      ge: 10,
+      le: 100,
+      nullable: false,
+      allowed: 'integer in [10, 100]',
+    });
     const unknownSection = await bob.patch(URL_, { appearance: { theme: 'light' }, nope: { a: 1 } });
     expect(unknownSection.status).toBe(422);
     expect(unknownSection.body.detail[0]).toMatchObject({

@@ -128,6 +128,14 @@ function sqliteDriverMissing(url: string): ConfigError {
   );
 }
 
+/**
+ * Refuses a file database URL while better-sqlite3 is not installed, with the error opening it would give, and
+ * opens nothing: `svc init` checks its URL before it writes a file (docs/deployment.md "A PostgreSQL-only install").
+ */
+export function assertDatabaseDriver(url: string): void {
+  if (dialectOf(url) === 'sqlite' && !sqliteDriver) throw sqliteDriverMissing(url);
+}
+
 export function dialectOf(url: string): Dialect {
   if (/^postgres(ql)?:\/\//.test(url)) return 'pg';
   if (url.startsWith('file:') || url.startsWith('sqlite:') || url === ':memory:') return 'sqlite';

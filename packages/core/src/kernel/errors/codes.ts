@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   'mfa.token_invalid': { status: 401, loc: ['body', 'mfa_token'] },
   'mfa.challenge_not_found': { status: 401, loc: ['body', 'mfa_token'] },
   'mfa.code_invalid': { status: 401, loc: ['body', 'code'] },
+  'mfa.code_used': { status: 401, loc: ['body', 'code'] }, // a valid code presented again (not counted)
   'mfa.not_configured': { status: 401, loc: ['body', 'mfa_token'] },
   'auth.passkey_invalid': { status: 401, loc: ['body', 'response'] }, // registration passes status 400
   // 403
@@ -85,6 +86,7 @@ export const ERROR_CODES = {
   'request.unsupported_media_type': { status: 415, loc: ['header', 'Content-Type'] },
   // 422
   'auth.password_too_short': { status: 422, loc: ['body', 'password'] }, // params.min_length
+  'auth.password_mismatch': { status: 422, loc: ['body', 'confirm'] }, // the account pages' second entry
   'auth.password_unchanged': { status: 422, loc: ['body', 'newPassword'] },
   'user.settings_category_invalid': { status: 422, loc: ['path', 'category'] },
   'user.settings_key_invalid': { status: 422, loc: ['path', 'key'] },

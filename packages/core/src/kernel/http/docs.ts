@@ -130,14 +130,10 @@ export function authorizeResponseInterceptor(
 /** The OpenAPI 3.1 document of a set of routes, generated from their zod schemas. */
 export function buildOpenApiDocument(options: DocsOptions, core: boolean): Record<string, unknown> {
   const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'bearerAuth', {
-    type: 'http',
-    scheme: 'bearer',
-    bearerFormat: 'JWT',
-  });
   // SPEC "Authentication" 1: OAuth2 password flow, bearer JWT. Declared in both documents so that "Authorize"
   // in /docs and /docs/core offers a username/password form posting to the token route (form body); Swagger
   // UI then sends the access token as `Authorization: Bearer`. Pasting a token still works (bearerAuth).
+  // Swagger UI lists the schemes in the document's order: the password form first, the one a person uses.
   const tokenPath = tokenPathOf(options.routes);
   if (tokenPath !== undefined) {
     registry.registerComponent('securitySchemes', OAUTH2_PASSWORD_SCHEME, {
@@ -146,6 +142,11 @@ export function buildOpenApiDocument(options: DocsOptions, core: boolean): Recor
       flows: { password: { tokenUrl: tokenPath, scopes: {} } },
     });
   }
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
   const security: Record<string, string[]>[] =
     tokenPath === undefined ? [{ bearerAuth: [] }] : [{ [OAUTH2_PASSWORD_SCHEME]: [] }, { bearerAuth: [] }];
   registry.register('ErrorBody', ErrorBody);

@@ -355,6 +355,8 @@ describeEachDatabase('OpenAPI security schemes', (database) => {
       for (const doc of [project, core]) {
         expect(doc.components.securitySchemes.oauth2Password).toMatchObject(oauth2('/api/auth/token'));
         expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+        // Swagger UI's Authorize dialog lists the schemes in this order: the password form comes first.
+        expect(Object.keys(doc.components.securitySchemes)).toEqual(['oauth2Password', 'bearerAuth']);
       }
       expect(project.paths['/api/closed/']!.get!.security).toEqual(bothSchemes);
       expect(project.paths['/api/open/ping']!.get!.security).toBeUndefined();

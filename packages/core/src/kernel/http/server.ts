@@ -359,6 +359,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   mountDocs(app, { ...options.docs, routes, settings });
   // Last: a file never shadows a route, a page or the docs.
   mountStaticFiles(app, options.staticFiles ?? [], log);
+  // Browsers ask every origin for /favicon.ico (on /docs, the account pages, a served frontend): svc has no icon
+  // of its own, so it says so with 204 No Content, cached a day, instead of a 404 each page view logs as an
+  // error. A frontend names its own icon with <link rel="icon">.
+  app.get('/favicon.ico', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=86400');
+    res.status(204).end();
+  });
 
   app.use((req, res) => {
     sendError(res, new SvcError('request.not_found', { loc: ['path'] }), translator(localeOf(req, settings)));
