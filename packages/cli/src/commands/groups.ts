@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { confirm } from '../prompts.js';
 import { countOf, listOf, withRbacProject, type GlobalArgs, type RbacProject } from './permissions.js';
-import { formatTable } from './users.js';
+import { formatTable } from './users-format.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands
