@@ -85,12 +85,12 @@ const sqliteJson = <T, N extends string>(name: N) => sq.text(name, { mode: 'json
 const sqliteSerial = <N extends string>(name: N) => sq.integer(name).primaryKey({ autoIncrement: true });
 
 /**
- * THE one cast of the table layer. A PostgreSQL builder, column or table stands where the SQLite type is
- * declared: drizzle types its two dialects apart (each class carries its dialect as a type brand), so no type
+ * THE one cast of the table layer (and of `Database.orm`, database.ts). A PostgreSQL builder, column, table or
+ * query builder stands where the SQLite type is declared: drizzle types its two dialects apart (each class carries its dialect as a type brand), so no type
  * can be both, though at run time the PostgreSQL objects have the same properties and query builders that
  * take them (`eq(t.id, …)`, `.references(() => t.id)`, `index(…).on(t.id)`) do the same with either.
  */
-function sameShape<T>(value: unknown): T {
+export function sameShape<T>(value: unknown): T {
   return value as T;
 }
 
