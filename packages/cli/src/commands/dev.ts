@@ -236,10 +236,7 @@ export const devCommand: CommandModule<object, ServerArgs> = {
   builder: (yargs) =>
     withServerOptions(yargs)
       .example('$0 dev', 'Serve main.ts and restart when a .ts, .js, .mjs, .yaml, .yml or .env file changes')
-      .example(
-        '$0 dev --port 9000 --log-level debug',
-        'Another port, verbose logs',
-      ),
+      .example('$0 dev --port 9000 --log-level debug', 'Another port, verbose logs'),
   async handler(argv) {
     const baseDir = resolveBaseDir(argv.baseDir);
     const isDirectory = await stat(baseDir).then(

@@ -30,7 +30,10 @@ interface Prepared<T> {
  * Runs a prepared SQLite statement synchronously (better-sqlite3), so that several of them inside one
  * transaction leave no await between them where another request's statement could run.
  */
-function runSync<T>(statement: { all(values: Record<string, unknown>): T }, values: Record<string, unknown>): T {
+function runSync<T>(
+  statement: { all(values: Record<string, unknown>): T },
+  values: Record<string, unknown>,
+): T {
   return statement.all(values);
 }
 

@@ -80,7 +80,6 @@ export interface CoreEvents {
   session_revoked: { userId: string; sessionId: string };
 }
 
-
 /**
  * A user-level change that open event sockets must act on (SPEC "WebSocket connection"):
  * `permissions_changed` re-reads the permission audience of the user's sockets, the others close them.

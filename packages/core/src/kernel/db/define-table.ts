@@ -36,7 +36,7 @@ export interface ColumnKinds {
   text<N extends string>(
     name: N,
     options?: { length?: number; sqliteLength?: boolean },
-  ): ReturnType<typeof sqliteText<N>>;
+  ): sq.SQLiteTextBuilderInitial<N, [string, ...string[]], number>;
   /** A 32-bit integer. */
   integer<N extends string>(name: N): ReturnType<typeof sqliteInteger<N>>;
   /** A 64-bit integer read as a JavaScript number (exact up to 2^53): `integer` on SQLite, `bigint` on PostgreSQL. */
@@ -77,7 +77,6 @@ export type DefinedTable<
 }>;
 
 const sqliteUuid = <N extends string>(name: N) => sq.text(name);
-const sqliteText = <N extends string>(name: N) => sq.text(name, { length: 0 as number | undefined });
 const sqliteInteger = <N extends string>(name: N) => sq.integer(name);
 const sqliteBoolean = <N extends string>(name: N) => sq.integer(name, { mode: 'boolean' });
 const sqliteTimestamp = <N extends string>(name: N) => sq.integer(name, { mode: 'timestamp_ms' });
