@@ -1,7 +1,14 @@
-import { createApp, defineRouter, defineSettingsSection, SvcError, z, type Database } from '@svc/core';
+import {
+  createApp,
+  defineRouter,
+  defineSettingsSection,
+  defineTable,
+  SvcError,
+  z,
+  type Database,
+  type Dialect,
+} from '@svc/core';
 import { desc, eq } from 'drizzle-orm';
-import * as pg from 'drizzle-orm/pg-core';
-import * as sq from 'drizzle-orm/sqlite-core';
 
 /**
  * The demo project: a small notes API on top of svc's user system. Its notes live in the main database
@@ -9,32 +16,24 @@ import * as sq from 'drizzle-orm/sqlite-core';
  * Run it from the repository root with `pnpm demo`.
  */
 
-// --- the project's own table, for both dialects -------------------------------------------------------
-const sqliteNotes = sq.sqliteTable('demo_note', {
-  id: sq.integer('id').primaryKey({ autoIncrement: true }),
-  text: sq.text('text').notNull(),
-  archived: sq.integer('archived', { mode: 'boolean' }).notNull().default(false),
-  authorId: sq.text('author_id').notNull(),
-  createdAt: sq
-    .integer('created_at', { mode: 'timestamp_ms' })
-    .notNull()
-    .$defaultFn(() => new Date()),
-});
-const pgNotes = pg.pgTable('demo_note', {
-  id: pg.serial('id').primaryKey(),
-  text: pg.text('text').notNull(),
-  archived: pg.boolean('archived').notNull().default(false),
-  authorId: pg.uuid('author_id').notNull(),
-  createdAt: pg
-    .timestamp('created_at', { withTimezone: true })
-    .notNull()
-    .$defaultFn(() => new Date()),
-});
-const notesTable = (db: Pick<Database, 'dialect'>) =>
-  (db.dialect === 'pg' ? pgNotes : sqliteNotes) as unknown as typeof sqliteNotes;
+// --- the project's own table, declared once for both dialects ----------------------------------------
+const noteTable = (dialect: Dialect) =>
+  defineTable(dialect, 'demo_note', (c) => ({
+    id: c.serial('id'),
+    text: c.text('text').notNull(),
+    archived: c.boolean('archived').notNull().default(false),
+    authorId: c.uuid('author_id').notNull(),
+    createdAt: c
+      .timestamp('created_at')
+      .notNull()
+      .$defaultFn(() => new Date()),
+  }));
+type NoteTable = ReturnType<typeof noteTable>;
+const noteTables: Record<Dialect, NoteTable> = { sqlite: noteTable('sqlite'), pg: noteTable('pg') };
+const notesTable = (db: Pick<Database, 'dialect'>) => noteTables[db.dialect];
 
 const Note = z.object({ id: z.number(), text: z.string(), archived: z.boolean(), authorId: z.string() });
-const toNote = (row: typeof sqliteNotes.$inferSelect) => ({
+const toNote = (row: NoteTable['$inferSelect']) => ({
   id: row.id,
   text: row.text,
   archived: row.archived,
@@ -48,7 +47,7 @@ const notes = defineRouter({ prefix: '/notes', tags: ['notes'], permissions: ['n
 // builds the SQL of a query on every call, about 50 µs here, more than SQLite takes to answer it. The name
 // makes it a prepared statement on PostgreSQL too (drizzle sends a query prepared without one unnamed, to
 // be parsed and planned on every call).
-const listQueries = new WeakMap<Database, { execute(): Promise<(typeof sqliteNotes.$inferSelect)[]> }>();
+const listQueries = new WeakMap<Database, { execute(): Promise<NoteTable['$inferSelect'][]> }>();
 function listNotes(db: Database) {
   let query = listQueries.get(db);
   if (!query) {
@@ -144,7 +143,7 @@ export const app = createApp({
   migrationTargets: {
     notes: {
       database: 'main',
-      tables: (_settings, dialect) => ({ notes: dialect === 'pg' ? pgNotes : sqliteNotes }),
+      tables: (_settings, dialect) => ({ notes: noteTables[dialect] }),
     },
   },
   // A real project sends mail or SMS here; the demo writes the code to the log so you can log in with MFA.

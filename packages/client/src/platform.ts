@@ -44,6 +44,7 @@ export interface CredentialsLike {
   create?(options: { publicKey: unknown; signal?: AbortSignal }): Promise<unknown>;
 }
 
+// The DOM's types say these globals are always there; on Node they are not, so they are read as optional.
 const global = globalThis as unknown as {
   navigator?: { locks?: LockManagerLike; credentials?: CredentialsLike };
   BroadcastChannel?: new (name: string) => ChannelLike;

@@ -32,7 +32,7 @@ export {
 export { SvcError, type SvcErrorOptions } from './kernel/errors/svc-error.js';
 export { assertRecentLogin, hasRecentLogin } from './kernel/recent-login.js';
 export { ERROR_CODES, type CoreErrorCode } from './kernel/errors/codes.js';
-export { SettingsSchema, type Settings, type SettingsInput } from './kernel/config/schema.js';
+export { SettingsSchema, tableName, type Settings, type SettingsInput } from './kernel/config/schema.js';
 export { loadSettings, ConfigError, type LoadSettingsOptions } from './kernel/config/load.js';
 export { addTranslations } from './kernel/i18n/index.js';
 export { PaginationQuery, pageOf, pageSchema, type Page } from './kernel/pagination.js';
@@ -55,5 +55,12 @@ export type {
   PortName,
   RequestRecord,
 } from './kernel/module.js';
-export type { CoreTables, Dialect } from './kernel/db/tables.js';
+export type { CoreTables } from './kernel/db/tables.js';
+export {
+  defineTable,
+  type ColumnKinds,
+  type DefinedTable,
+  type Dialect,
+  type TableParts,
+} from './kernel/db/define-table.js';
 export { z } from 'zod';

@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { basename, extname, join, relative, sep } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
+import type { CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { resolveAppSpec } from '../load-app.js';
 import { cliLine } from '../output.js';
@@ -236,10 +236,7 @@ export const devCommand: CommandModule<object, ServerArgs> = {
   builder: (yargs) =>
     withServerOptions(yargs)
       .example('$0 dev', 'Serve main.ts and restart when a .ts, .js, .mjs, .yaml, .yml or .env file changes')
-      .example(
-        '$0 dev --port 9000 --log-level debug',
-        'Another port, verbose logs',
-      ) as unknown as Argv<ServerArgs>,
+      .example('$0 dev --port 9000 --log-level debug', 'Another port, verbose logs'),
   async handler(argv) {
     const baseDir = resolveBaseDir(argv.baseDir);
     const isDirectory = await stat(baseDir).then(

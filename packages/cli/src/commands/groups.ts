@@ -11,7 +11,7 @@ import {
   type GlobalArgs,
   type RbacProject,
 } from './permissions.js';
-import { formatTable } from './users.js';
+import { formatTable } from './users-format.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands

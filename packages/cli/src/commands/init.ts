@@ -37,7 +37,8 @@ import {
   writeRevisions,
   type MigrationContext,
 } from './migrations.js';
-import { newUsername, normaliseEmail } from './users.js';
+import { normaliseEmail } from './users-format.js';
+import { newUsername } from './users.js';
 
 /** SPEC "Configuration": a random secret key of at least 32 characters; 48 bytes give 64 characters. */
 const SECRET_KEY_BYTES = 48;

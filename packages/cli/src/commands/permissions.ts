@@ -5,7 +5,7 @@ import type { App, AppRuntime } from '@svc/core';
 import { DEFAULT_APP_SPEC, firstLine, loadApp } from '../load-app.js';
 import { openAuthProject, resolveBaseDir, type loadProjectSettings } from '../project.js';
 import { closePrompts } from '../prompts.js';
-import { formatTable } from './users.js';
+import { formatTable } from './users-format.js';
 
 type Settings = ReturnType<typeof loadProjectSettings>;
 type Database = Awaited<ReturnType<typeof internal.openDatabase>>;

@@ -51,6 +51,8 @@ export interface ServeArgs extends ServerArgs {
  * fall back to the settings (environment, `.env`, YAML, default).
  */
 export function withServerOptions<T>(yargs: Argv<T>): Argv<T & ServerArgs> {
+  // Cast below: yargs types each option under its flag ('log-level', 'forwarded-allow-ips'), not under the
+  // camelCase name it also sets, which ServerArgs reads; no type of yargs says both.
   return yargs
     .option('app', {
       type: 'string',
@@ -411,7 +413,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .example(
         '$0 serve --app src/server:app --log-level warning',
         'Another module and export; quieter logs',
-      ) as unknown as Argv<ServeArgs>,
+      ),
   async handler(argv) {
     const workers = argv.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) {

@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { openAuthProject } from '../project.js';
 import { closePrompts, confirm } from '../prompts.js';
-import { normaliseEmail } from './users.js';
+import { normaliseEmail } from './users-format.js';
 
 // `svc users invite`, `reset-link` and `reset-mfa` (SPEC-2 "Administration and self-service", CLI paragraph):
 // the accounts and MFA services of @svc/core, built on the project's auth database as the server builds them.

@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { openAuthProject } from '../project.js';
 import { closePrompts, confirm } from '../prompts.js';
-import { formatTable } from './users.js';
+import { formatTable } from './users-format.js';
 
 // `svc users sessions <username> [--revoke-all [--include-tokens]] [--yes]` (SPEC-2 "Administration and
 // self-service", CLI paragraph; SPEC-3 §7 rule 2; docs/sessions-and-tokens.md): the sessions as

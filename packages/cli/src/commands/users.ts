@@ -4,6 +4,7 @@ import { CliError } from '../errors.js';
 import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 import { inviteCommand, moduleTables, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
+import { formatTable, normaliseEmail } from './users-format.js';
 import { sessionsCommand } from './users-sessions.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
@@ -89,16 +90,6 @@ function existingName(raw: string): string {
   const name = String(raw).trim();
   if (name === '') throw new CliError('the username is empty');
   return name;
-}
-
-/** `undefined` = not given; `null` = clear (an empty value, SPEC "User"). Shared with `svc init`. */
-export function normaliseEmail(raw: string | undefined): string | null | undefined {
-  if (raw === undefined) return undefined;
-  const email = String(raw).trim();
-  if (email === '') return null;
-  if (!internal.z.email().max(320).safeParse(email).success)
-    throw new CliError(`'${email}' is not a valid email address`);
-  return email;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -293,17 +284,6 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
 
 interface LsArgs extends GlobalArgs {
   filter?: string;
-}
-
-/** A plain text table with a header row and columns padded to their widest cell. */
-export function formatTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
 
 const lsCommand: CommandModule<GlobalArgs, LsArgs> = {

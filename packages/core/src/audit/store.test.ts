@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../kernel/db/database.js';
 import { createLogger } from '../kernel/log/logger.js';
 import { describeEachDatabase } from '../testing/each.js';
 import { createActivityStore } from './store.js';
-import { pgActivityLogTable, sqliteActivityLogTable, type NewActivity } from './tables.js';
+import { activityLogTable, type NewActivity } from './tables.js';
 
 const silent = createLogger({
   level: 'CRITICAL',
@@ -18,10 +18,10 @@ describeEachDatabase('Activity store batch insert', (database) => {
   const settings = SettingsSchema.parse({});
   let db: Database;
   let store: ReturnType<typeof createActivityStore>;
-  let table: ReturnType<typeof sqliteActivityLogTable>;
+  let table: ReturnType<typeof activityLogTable>;
   beforeAll(async () => {
     db = openDatabase({ url: database.url, settings, log: silent });
-    table = db.dialect === 'pg' ? pgActivityLogTable(settings) : sqliteActivityLogTable(settings);
+    table = activityLogTable(settings, db.dialect);
     await createAuthSchema(db, { activityLog: table });
     store = createActivityStore(db, table);
   });

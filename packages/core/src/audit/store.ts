@@ -82,7 +82,7 @@ export function createActivityStore(
 ) {
   const orm = db.orm;
   const name = getTableName(table);
-  const columns = getTableColumns(table) as unknown as Record<keyof StoredActivity, Column>;
+  const columns: Record<keyof StoredActivity, Column> = getTableColumns(table);
   // docs/performance.md "Large tables": long reads of a file database run on a worker thread.
   const reads = createLongReads(db);
   /**
@@ -322,7 +322,7 @@ export function createActivityStore(
       return row[field];
     });
 
-  const readRows = (query: { toSQL(): { sql: string; params: unknown[] } }) =>
+  const readRows = (query: { toSQL(): { sql: string; params: unknown[] } } & PromiseLike<StoredActivity[]>) =>
     reads.rows<StoredActivity>(table, query);
   const readNumber = (query: SQL) => reads.number(query);
 

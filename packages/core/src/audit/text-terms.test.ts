@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../kernel/db/database.js';
 import { createLogger } from '../kernel/log/logger.js';
 import { createSqliteDatabase } from '../testing/each.js';
 import { createActivityStore, type ActivityListOptions } from './store.js';
-import { sqliteActivityLogTable, type NewActivity } from './tables.js';
+import { activityLogTable, type NewActivity } from './tables.js';
 
 // docs/activity-log.md "Large logs": on the file database the text index of `search` covers the distinct
 // usernames and paths of the log (the terms), kept by triggers, instead of every entry.
@@ -32,12 +32,12 @@ const entry = (i: number, username: string | null, path: string): NewActivity =>
 describe('Text index of the activity log on the file database', () => {
   let file: ReturnType<typeof createSqliteDatabase>;
   let db: Database;
-  let table: ReturnType<typeof sqliteActivityLogTable>;
+  let table: ReturnType<typeof activityLogTable>;
   let store: ReturnType<typeof createActivityStore>;
   beforeEach(async () => {
     file = createSqliteDatabase();
     db = openDatabase({ url: file.url, settings, log: silent });
-    table = sqliteActivityLogTable(settings);
+    table = activityLogTable(settings, 'sqlite');
     await createAuthSchema(db, { activityLog: table });
     store = createActivityStore(db, table, silent);
   });

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
-import { equalsWithoutIndex } from '../kernel/db/sql.js';
+import { equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { deleteUntilGone } from './refresh-deletion.js';
 import type { SessionTable } from './tables.js';
@@ -48,10 +48,15 @@ export function sessionStateColumn(
  */
 export function sessionWrites(db: Database, session: SessionTable) {
   const orm = db.orm;
-  const datePlaceholder = (name: string) => sql.placeholder(name) as unknown as Date;
   const prepared = <T>(query: unknown, name: string) =>
     (
-      query as { prepare(name: string): { execute(values: Record<string, unknown>): PromiseLike<T> | T } }
+      query as {
+        prepare(name: string): {
+          execute(values: Record<string, unknown>): PromiseLike<T> | T;
+          /** The rows at once: on SQLite (better-sqlite3) a prepared statement answers synchronously. */
+          all(values: Record<string, unknown>): T;
+        };
+      }
     ).prepare(name);
   const createStatement = prepared<unknown>(
     orm
@@ -59,8 +64,8 @@ export function sessionWrites(db: Database, session: SessionTable) {
       .values({
         id: sql.placeholder('id'),
         userId: sql.placeholder('userId'),
-        createdAt: datePlaceholder('at'),
-        lastUsedAt: datePlaceholder('at'),
+        createdAt: sql.placeholder('at'),
+        lastUsedAt: sql.placeholder('at'),
         userAgent: sql.placeholder('userAgent'),
         ip: sql.placeholder('ip'),
       })
@@ -70,7 +75,7 @@ export function sessionWrites(db: Database, session: SessionTable) {
   const touchStatement = prepared<{ id: string }[]>(
     orm
       .update(session)
-      .set({ lastUsedAt: datePlaceholder('at') })
+      .set({ lastUsedAt: placeholderFor(session.lastUsedAt, 'at') })
       .where(
         and(
           eq(session.id, sql.placeholder('id')),

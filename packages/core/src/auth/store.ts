@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
-import { columnName as col, equalsWithoutIndex } from '../kernel/db/sql.js';
+import { columnName as col, compileSql, equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
@@ -22,14 +22,19 @@ export type UserUpdate = Partial<Omit<CoreTables['user']['$inferInsert'], 'id'>>
 
 interface Prepared<T> {
   execute(values?: Record<string, unknown>): PromiseLike<T> | T;
+  /** The rows at once: on SQLite (better-sqlite3) a prepared statement answers synchronously. */
+  all(values?: Record<string, unknown>): T;
 }
 
 /**
  * Runs a prepared SQLite statement synchronously (better-sqlite3), so that several of them inside one
  * transaction leave no await between them where another request's statement could run.
  */
-function runSync<T>(statement: Prepared<unknown>, values: Record<string, unknown>): T {
-  return (statement as unknown as { all(values: Record<string, unknown>): T }).all(values);
+function runSync<T>(
+  statement: { all(values: Record<string, unknown>): T },
+  values: Record<string, unknown>,
+): T {
+  return statement.all(values);
 }
 
 /** drizzle names prepared statements on PostgreSQL and ignores the name on SQLite. */
@@ -45,10 +50,7 @@ function prepare<T>(query: unknown, name: string): Prepared<T> {
  * trips").
  */
 function statementText<K extends string>(db: Database, query: SQL): (values: Record<K, unknown>) => SQL {
-  const dialect = (
-    db.orm as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } }
-  ).dialect;
-  const { sql: text, params } = dialect.sqlToQuery(query);
+  const { sql: text, params } = compileSql(db.dialect, query);
   const pieces = text.split(/\$\d+/);
   const names = params.map((param) => (param as { name: string }).name as K);
   if (pieces.length !== names.length + 1 || names.some((name) => typeof name !== 'string'))
@@ -113,7 +115,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   const spendStatement = prepare<RefreshRow[]>(
     orm
       .update(refreshToken)
-      .set({ spentAt: sql.placeholder('now') as unknown as Date })
+      .set({ spentAt: placeholderFor(refreshToken.spentAt, 'now') })
       .where(and(eq(refreshToken.jti, sql.placeholder('jti')), isNull(refreshToken.spentAt)))
       .returning(),
     'svc_auth_refresh_spend',
@@ -219,7 +221,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   const lockIfFullStatement = prepare<{ id: string }[]>(
     orm
       .update(user)
-      .set({ failedLoginCount: 0, lockedUntil: sql.placeholder('lockUntil') as unknown as Date })
+      .set({ failedLoginCount: 0, lockedUntil: placeholderFor(user.lockedUntil, 'lockUntil') })
       .where(
         and(
           eq(user.id, sql.placeholder('id')),
@@ -266,7 +268,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     orm
       .update(user)
       .set({
-        lastLoginAt: sql.placeholder('at') as unknown as Date,
+        lastLoginAt: placeholderFor(user.lastLoginAt, 'at'),
         failedLoginCount: 0,
         lockedUntil: liftLaterLock,
       })

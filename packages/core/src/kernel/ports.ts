@@ -1,10 +1,11 @@
 import type { SQL } from 'drizzle-orm';
 import type { Orm } from './db/database.js';
+import type { Audience } from './audience.js';
 import type { AuthUser, TokenPair } from './identity.js';
 import type { CompiledRoute } from './routes.js';
 
 // The user and the token pair are identity rules (kernel/identity.ts); re-exported for the features' imports.
-export type { AuthUser, TokenPair };
+export type { Audience, AuthUser, TokenPair };
 
 /** Token to user, for the kernel guards (implemented by `auth`). */
 export interface Authenticator {
@@ -78,13 +79,6 @@ export interface CoreEvents {
   /** SPEC-2 "Sessions": a session was ended (to the user and superusers). */
   session_revoked: { userId: string; sessionId: string };
 }
-
-/** Who receives a project event. */
-export type Audience =
-  | { kind: 'all' }
-  | { kind: 'superusers' }
-  | { kind: 'users'; userIds: string[] }
-  | { kind: 'permission'; codename: string };
 
 /**
  * A user-level change that open event sockets must act on (SPEC "WebSocket connection"):

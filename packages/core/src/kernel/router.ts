@@ -4,7 +4,8 @@ import type { Settings } from './config/schema.js';
 import type { Database } from './db/database.js';
 import type { Translate } from './i18n/index.js';
 import type { Logger } from './log/logger.js';
-import type { Audience, AuthUser } from './ports.js';
+import type { Audience } from './audience.js';
+import type { AuthUser } from './identity.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

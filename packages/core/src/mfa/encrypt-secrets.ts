@@ -1,9 +1,9 @@
 import type { Settings } from '../kernel/config/schema.js';
 import type { Database } from '../kernel/db/database.js';
-import type { CoreTables } from '../kernel/db/tables.js';
+import { coreTables } from '../kernel/db/tables.js';
 import { deriveMfaKeys, encryptSecret } from './secrets.js';
 import { createMfaStore } from './store.js';
-import type { MfaTables } from './tables.js';
+import { mfaTables } from './tables.js';
 
 /**
  * Encrypts the TOTP secrets still stored as plain text (SPEC "Versioning" 0.9 to 0.10; `svc users
@@ -15,10 +15,14 @@ export async function encryptPlainMfaSecrets(runtime: {
   authDb: Database;
   tables: Record<string, Record<string, unknown>>;
 }): Promise<{ encrypted: number }> {
-  const mfa = runtime.tables.mfa as unknown as MfaTables | undefined;
-  const core = runtime.tables.core as unknown as CoreTables | undefined;
-  if (!mfa?.mfaConfig || !core?.user) return { encrypted: 0 }; // the MFA module is not part of this app
-  const store = createMfaStore(runtime.authDb, mfa, core);
+  if (!runtime.tables.mfa) return { encrypted: 0 }; // the MFA module is not part of this app
+  // The same tables as the app's (built from the same settings and dialect), typed.
+  const { dialect } = runtime.authDb;
+  const store = createMfaStore(
+    runtime.authDb,
+    mfaTables(runtime.settings, dialect),
+    coreTables(runtime.settings, dialect),
+  );
   const key = deriveMfaKeys(runtime.settings).encryption;
   let encrypted = 0;
   for (const row of await store.plainSecrets()) {

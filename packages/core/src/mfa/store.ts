@@ -1,5 +1,6 @@
 import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { prepareNamed } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { AuthUser } from '../kernel/ports.js';
 import type { MfaMethod, MfaTables } from './tables.js';
@@ -28,16 +29,13 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
   const orm = db.orm;
   // Read by every login (is MFA active?): built once and, on PostgreSQL, a named prepared statement that the
   // server parses and plans once per connection (docs/performance.md "PostgreSQL round trips").
-  const configStatement = (
+  const configStatement = prepareNamed(
     orm
       .select()
       .from(c)
-      .where(eq(c.userId, sql.placeholder('userId'))) as unknown as {
-      prepare(name: string): {
-        execute(values: { userId: string }): PromiseLike<MfaConfigRow[]> | MfaConfigRow[];
-      };
-    }
-  ).prepare('svc_mfa_config_by_user');
+      .where(eq(c.userId, sql.placeholder('userId'))),
+    'svc_mfa_config_by_user',
+  );
 
   /**
    * The method of the user's active MFA configuration, or null: a scalar subquery over the core user table's

@@ -40,7 +40,8 @@ export function createAssertionCheck(deps: AssertionDeps) {
     let counter: number;
     try {
       const result = await verifyAuthenticationResponse({
-        // Shape checked by the route's schema; the library checks the values (enums, encodings) itself.
+        // Shape checked by the route's schema; the library checks the values (enums, encodings) itself. The
+        // schema's strings are not the library's string unions (attachment, extensions), hence the cast.
         response: response as unknown as AuthenticationResponseJSON,
         ...expectedBy(rp, challenge),
         // The counter is compared below (the library would refuse without a log line to tell why).

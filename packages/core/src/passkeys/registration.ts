@@ -87,7 +87,8 @@ export function createRegistration(deps: RegistrationDeps) {
       let credential;
       try {
         const result = await verifyRegistrationResponse({
-          // Shape checked by the route's schema; the library checks the values (enums, encodings) itself.
+          // Shape checked by the route's schema; the library checks the values (enums, encodings) itself. The
+          // schema's strings are not the library's string unions (attachment, transports), hence the cast.
           response: response as unknown as RegistrationResponseJSON,
           ...expectedBy(rp, challenge),
           supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,

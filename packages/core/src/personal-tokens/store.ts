@@ -1,6 +1,7 @@
 import { and, count, desc, eq, getTableColumns, gt, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
+import { placeholderFor } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { PersonalTokenTables } from './tables.js';
 
@@ -65,7 +66,7 @@ export function createPersonalTokenStore(db: Database, tables: PersonalTokenTabl
   const touchStatement = prepare<unknown>(
     orm
       .update(t)
-      .set({ lastUsedAt: sql.placeholder('at') as unknown as Date })
+      .set({ lastUsedAt: placeholderFor(t.lastUsedAt, 'at') })
       .where(
         and(
           eq(t.id, sql.placeholder('id')),

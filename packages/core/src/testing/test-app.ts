@@ -2,7 +2,6 @@ import { Writable } from 'node:stream';
 import { createApp, type App, type AppOptions } from '../app/create-app.js';
 import type { SettingsInput } from '../kernel/config/schema.js';
 import type { Router } from '../kernel/router.js';
-import type { CoreTables } from '../kernel/db/tables.js';
 import { createUserManager, type NewUserInput } from '../users/manage.js';
 import type { TestCache, TestDatabase } from './each.js';
 
@@ -156,7 +155,7 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
       // The same stored effects as `svc users create`, hashed like the server does.
       const manager = createUserManager({
         db: rt.authDb,
-        tables: rt.tables.core as unknown as CoreTables,
+        tables: rt.tables.core,
         hashPassword: (p) => rt.ports.get('loginGuard').hashPassword(p),
         now: () => new Date(),
       });

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
+import { forUpdate } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 
 /** The stored JSON document of one user: sections of fields, plus whatever older versions left there. */
@@ -32,12 +33,7 @@ export function createSettingsStore(db: Database, tables: CoreTables) {
           .select({ data: userSettings.data })
           .from(userSettings)
           .where(eq(userSettings.userId, userId));
-        const [row] =
-          db.dialect === 'pg'
-            ? await (select as unknown as { for(mode: 'update'): Promise<{ data: SettingsDocument }[]> }).for(
-                'update',
-              )
-            : await select;
+        const [row] = await forUpdate(db.dialect, select);
         const current = row?.data && typeof row.data === 'object' && !Array.isArray(row.data) ? row.data : {};
         const next = change(structuredClone(current));
         await tx

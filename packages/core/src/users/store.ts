@@ -3,6 +3,7 @@ import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
+import { forUpdate } from '../kernel/db/sql.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -92,11 +93,7 @@ export async function isLastActiveSuperuser(
     .from(user)
     .where(and(eq(user.isSuperuser, true), eq(user.isActive, true)))
     .orderBy(user.id);
-  // `for('update')` exists on the PostgreSQL builder only (the stores are typed with the SQLite one).
-  const rows: { id: string }[] =
-    dialect === 'pg'
-      ? await (query as unknown as { for(strength: 'update'): Promise<{ id: string }[]> }).for('update')
-      : await query;
+  const rows: { id: string }[] = await forUpdate(dialect, query);
   return rows.length > 0 && rows.every((row) => row.id === id);
 }
 

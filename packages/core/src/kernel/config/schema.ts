@@ -179,7 +179,12 @@ export function effectiveLogLevel(settings: Pick<Settings, 'log_level' | 'debug'
   return settings.log_level || (settings.debug ? 'DEBUG' : 'INFO');
 }
 
-/** Table name of a core table: the `*_table` setting, else table_prefix + the base name. */
+/**
+ * Table name of a table of svc or of a module: the `<base>_table` setting, else table_prefix + the base name.
+ * @example
+ * defineTable(dialect, tableName(settings, 'invoice'), (c) => ({ id: c.uuid('id').primaryKey() }));
+ * // `svc_invoice` with the default prefix, or whatever `invoice_table` says
+ */
 export function tableName(settings: Settings, base: string): string {
   const explicit = (settings as Record<string, unknown>)[`${base}_table`];
   return typeof explicit === 'string' && explicit !== '' ? explicit : `${settings.table_prefix}${base}`;

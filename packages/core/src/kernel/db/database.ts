@@ -10,8 +10,9 @@ import { ConfigError } from '../config/load.js';
 import type { Settings } from '../config/schema.js';
 import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
+import { sameShape, type Dialect } from './define-table.js';
+import { compileSql } from './sql.js';
 import { guarded, withStatementCache, type StatementHooks } from './statement-cache.js';
-import type { Dialect } from './tables.js';
 
 /**
  * The query builder every store uses. Typed as the SQLite builder; on PostgreSQL the same calls build the
@@ -337,10 +338,10 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   };
   /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
   const exec = (statement: string) => guarded(hooks, () => client.exec(statement));
-  const orm = sqliteDriver.drizzle({
+  const orm: Orm = sqliteDriver.drizzle({
     client: withStatementCache(client, undefined, hooks),
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
-  }) as unknown as Orm;
+  });
   const mutex = new Mutex();
   return {
     dialect: 'sqlite',
@@ -505,7 +506,8 @@ function boundStatements(
         // Inside a transaction: its statements report to the transaction's bound.
         return (...args: unknown[]) => {
           const fn = args.pop() as (tx: PgSql) => unknown;
-          const savepoint = (target as unknown as { savepoint(...a: unknown[]): Promise<unknown> }).savepoint;
+          // Only a transaction's client has `savepoint`, which postgres-js types apart from the pool's.
+          const savepoint: (...a: unknown[]) => Promise<unknown> = Reflect.get(target, property, receiver);
           return savepoint(...args, (tx: PgSql) => fn(boundStatements(tx, boundMs, noteFault, onNoAnswer)));
         };
       }
@@ -533,13 +535,12 @@ function openPostgres(options: OpenDatabaseOptions): Database {
   const bound = options.server
     ? boundStatements(client, statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS, faults.note)
     : client;
-  const orm = drizzlePg({
+  const pgOrm = drizzlePg({
     client: bound,
     logger: s.dbdebug ? drizzleLogger(options.log) : false,
-  }) as unknown as Orm;
-  const dialect = (orm as unknown as { dialect: { sqlToQuery(q: SQL): { sql: string; params: unknown[] } } })
-    .dialect;
-  const pgOrm = orm as unknown as { transaction<T>(fn: (tx: unknown) => Promise<T>): Promise<T> };
+  });
+  // Typed as the SQLite builder, as every table is (define-table.ts `sameShape` says why).
+  const orm = sameShape<Orm>(pgOrm);
   const logStatement = s.dbdebug ? drizzleLogger(options.log).logQuery : undefined;
   const name = (() => {
     try {
@@ -562,19 +563,20 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       // connection by its text, so PostgreSQL parses and plans the hand-written statements of hot paths
       // (the completed login, the refresh rotation: values are parameters, the text never changes) once per
       // connection instead of on every call, where drizzle's `execute` sends them unnamed.
-      const { sql: text, params } = dialect.sqlToQuery(query);
+      const { sql: text, params } = compileSql('pg', query);
       logStatement?.(text, params);
       const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
       return [...(await unsafe(text, params, { prepare: true }))];
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
-      return pgOrm.transaction((tx) => fn(tx as Orm));
+      return pgOrm.transaction((tx) => fn(sameShape<Orm>(tx)));
     },
     async ping(timeoutMs) {
       if (faults.recent()) return false;
       let timer: NodeJS.Timeout | undefined;
       try {
-        const query = client`SELECT 1` as unknown as PgQuery;
+        const probe: unknown = client`SELECT 1`; // a postgres-js query: its `state` is not in its type
+        const query = probe as PgQuery;
         const answered = query.then(
           () => true as const,
           () => false as const,

@@ -1,4 +1,7 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { sql, type Column, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { sameShape, type Dialect } from './define-table.js';
 
 /** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
 export const columnName = (column: { name: string }) => sql.identifier(column.name);
@@ -11,3 +14,40 @@ export const columnName = (column: { name: string }) => sql.identifier(column.na
  */
 export const equalsWithoutIndex = (column: SQLWrapper, value: unknown): SQL =>
   sql`(${column} = ${value}) IS TRUE`;
+
+/**
+ * A value given when a prepared statement runs (`sql.placeholder(name)`), encoded through `column` as drizzle
+ * encodes a value written to it (a `Date` into SQLite's milliseconds or PostgreSQL's timestamp text). As an `SQL`
+ * fragment it stands wherever `set()` or `values()` take the column's value, typed, on both dialects.
+ */
+export const placeholderFor = (column: Column, name: string): SQL =>
+  sql`${sql.param<unknown, unknown>(sql.placeholder(name), column)}`;
+
+/**
+ * `query.prepare(name)`: a named prepared statement on PostgreSQL, parsed and planned once per connection
+ * (docs/performance.md "PostgreSQL round trips"); SQLite's builder, whose type the stores use, takes no name and
+ * ignores one.
+ */
+export function prepareNamed<P>(query: { prepare(): P }, name: string): P {
+  const prepare: (this: unknown, name: string) => P = query.prepare;
+  return prepare.call(query, name);
+}
+
+const SQLITE_DIALECT = new SQLiteSyncDialect();
+const PG_DIALECT = new PgDialect();
+
+/** `{sql, params}` of an `sql` template as the dialect's drizzle instance compiles it. */
+export function compileSql(dialect: Dialect, query: SQL): { sql: string; params: unknown[] } {
+  return (dialect === 'pg' ? PG_DIALECT : SQLITE_DIALECT).sqlToQuery(query);
+}
+
+/**
+ * `SELECT … FOR UPDATE` on PostgreSQL; on SQLite, where a write transaction already holds the whole database,
+ * the select as it is.
+ */
+export function forUpdate<T>(dialect: Dialect, query: PromiseLike<T>): PromiseLike<T> {
+  if (dialect !== 'pg') return query;
+  // The stores' builders are typed as SQLite's, which has no `for()`; on PostgreSQL the object is drizzle's
+  // PostgreSQL select, which has it (define-table.ts `sameShape` says why no type can be both).
+  return sameShape<{ for(strength: 'update'): PromiseLike<T> }>(query).for('update');
+}

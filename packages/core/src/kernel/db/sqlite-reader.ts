@@ -4,6 +4,7 @@ import type { Database as BetterSqlite3 } from 'better-sqlite3';
 import { getTableColumns, type Column, type SQL, type Table } from 'drizzle-orm';
 import type { Database } from './database.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
+import { compileSql } from './sql.js';
 
 /**
  * Reads of a file database that may take more than a few milliseconds (admin lists, searches, counts) run in a
@@ -156,9 +157,7 @@ export function acquireSqliteReader(db: Database): SqliteReader | undefined {
 
 /** `{sql, params}` of an `sql` template on SQLite (the reader takes compiled queries). */
 export function compileSqlite(db: Database, query: SQL): CompiledQuery {
-  const { sql, params } = (
-    db.orm as unknown as { dialect: { sqlToQuery(q: SQL): CompiledQuery } }
-  ).dialect.sqlToQuery(query);
+  const { sql, params } = compileSql(db.dialect, query);
   return { sql, params };
 }
 
@@ -179,8 +178,8 @@ function mapRow<T>(fields: Record<string, Column>, raw: unknown[]): T {
 export function createLongReads(db: Database) {
   const reader = acquireSqliteReader(db);
   return {
-    async rows<T>(table: Table, query: { toSQL(): CompiledQuery }): Promise<T[]> {
-      if (!reader) return (await (query as unknown as Promise<T[]>)) as T[];
+    async rows<T>(table: Table, query: { toSQL(): CompiledQuery } & PromiseLike<T[]>): Promise<T[]> {
+      if (!reader) return await query;
       const fields = getTableColumns(table) as Record<string, Column>;
       const raw = await reader.all(query.toSQL());
       return raw.map((r) => mapRow<T>(fields, r));

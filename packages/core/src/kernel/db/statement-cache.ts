@@ -101,6 +101,7 @@ export function withStatementCache(
     if (!hit) statements.set(sql, statement);
     return statement;
   };
-  // drizzle uses only the part of the statement API that CachedStatement has.
+  // drizzle uses only the part of the statement API that CachedStatement has; better-sqlite3's type asks for all
+  // of it (iterate, bind, columns, ...), which a cache entry does not forward.
   return cached as unknown as BetterSqlite3.Database;
 }

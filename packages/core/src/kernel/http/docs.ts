@@ -195,14 +195,16 @@ export function buildOpenApiDocument(options: DocsOptions, core: boolean): Recor
     }
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return generator.generateDocument({
+  const document = generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: core ? `${options.title} (core)` : options.title,
       version: options.version,
       description: describeDocument(options, core),
     },
-  }) as unknown as Record<string, unknown>;
+  });
+  // The document's own fields, as a plain record (its interface has no index signature).
+  return { ...document };
 }
 
 /** Whether the project has routes of its own to document at `/docs` (hidden ones are not documented). */

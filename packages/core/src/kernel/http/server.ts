@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { isUtf8 } from 'node:buffer';
-import { isIP } from 'node:net';
+import { isIP, Socket } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Settings } from '../config/schema.js';
@@ -144,30 +144,35 @@ export function toSvcError(error: unknown, log: Logger, debug: boolean): SvcErro
   });
 }
 
+/** A response that is never sent and remembers the headers set on it, with their names as written. */
+class HeaderCapture extends ServerResponse {
+  readonly captured = new Map<string, string>();
+  override setHeader(name: string, value: string | number | readonly string[]): this {
+    this.captured.set(name, String(value));
+    return super.setHeader(name, value);
+  }
+  override removeHeader(name: string): void {
+    this.captured.delete(name);
+    super.removeHeader(name);
+  }
+}
+
 /**
  * The headers a middleware that sets only fixed headers (helmet with static directives) sets, captured by
- * running it once on a stand-in response.
+ * running it once on a response that is never sent.
  */
 function staticHeadersOf(
-  middleware: (req: Request, res: Response, next: (error?: unknown) => void) => void,
+  middleware: (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void,
 ): [string, string][] {
-  const headers = new Map<string, string>();
+  const req = new IncomingMessage(new Socket());
+  const res = new HeaderCapture(req);
   let called = false;
-  const res = {
-    setHeader(name: string, value: string | number | readonly string[]) {
-      headers.set(name, String(value));
-      return res;
-    },
-    removeHeader(name: string) {
-      headers.delete(name);
-    },
-  };
-  middleware({} as Request, res as unknown as Response, (error) => {
+  middleware(req, res, (error) => {
     if (error) throw error;
     called = true;
   });
   if (!called) throw new Error('security headers middleware did not complete synchronously');
-  return [...headers];
+  return [...res.captured];
 }
 
 /** The API's Express application, its compiled routes, and the one setter of its `trust proxy`. */

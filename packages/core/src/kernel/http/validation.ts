@@ -25,12 +25,9 @@ function boundsOf(issue: ZodError['issues'][number]): Record<string, unknown> | 
   if (issue.code !== 'too_small' && issue.code !== 'too_big') return undefined;
   const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
   // JSON has no bigint; a Date bound is sent as its ISO time.
-  const value =
-    typeof bound === 'bigint'
-      ? Number(bound)
-      : (bound as unknown) instanceof Date
-        ? (bound as unknown as Date).toISOString()
-        : bound;
+  // (zod types the bound as a number or bigint; a date schema's is a Date at run time)
+  const raw: unknown = bound;
+  const value = typeof bound === 'bigint' ? Number(bound) : raw instanceof Date ? raw.toISOString() : bound;
   const params: Record<string, unknown> = { [issue.code === 'too_small' ? 'min' : 'max']: value };
   if (issue.inclusive === false) params.inclusive = false;
   return params;
