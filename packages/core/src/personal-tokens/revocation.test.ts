@@ -124,7 +124,12 @@ describeEachDatabase('Personal access tokens: revoking everything', (database) =
     const done = await fetch(`${app.url}/account/reset-password`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token, secret: 'the-new-page-password', revokeTokens: 'true' }).toString(),
+      body: new URLSearchParams({
+        token,
+        secret: 'the-new-page-password',
+        confirm: 'the-new-page-password',
+        revokeTokens: 'true',
+      }).toString(),
     });
     expect(done.status).toBe(200);
     await expectTokensWork(all.pats, false);
@@ -138,6 +143,7 @@ describeEachDatabase('Personal access tokens: revoking everything', (database) =
       body: new URLSearchParams({
         token: await resetToken('rv_page_kept@example.com'),
         secret: 'the-new-page-password',
+        confirm: 'the-new-page-password',
       }).toString(),
     });
     expect(second.status).toBe(200);
