@@ -284,8 +284,15 @@ describeEachDatabase('a project module with tables declared once (defineTable)',
 
     const db = app.app.runtime.authDb;
     const { invoice, invoiceTag } = invoiceTables(app.app.runtime.settings, db.dialect);
-    const [first] = await db.orm.select().from(invoice);
+    const [first] = await db.orm.select().from(invoice).where(eq(invoice.title, 'Consulting'));
+    const tagsOf = async () =>
+      (await db.orm.select().from(invoiceTag).where(eq(invoiceTag.invoiceId, first!.id)))
+        .map((row) => row.tag)
+        .sort();
+    expect(await tagsOf()).toEqual(['acme', 'q1']);
+    // The composite primary key (invoice_id, tag) refuses the same pair again, and nothing is added.
     await expect(db.orm.insert(invoiceTag).values({ invoiceId: first!.id, tag: 'q1' })).rejects.toThrow();
+    expect(await tagsOf()).toEqual(['acme', 'q1']);
 
     // Deleting the owner takes the invoice along, and the invoice its tags (references with onDelete).
     const { user } = coreTables(app.app.runtime.settings, db.dialect);
