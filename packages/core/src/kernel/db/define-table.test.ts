@@ -272,7 +272,7 @@ describeEachDatabase('a project module with tables declared once (defineTable)',
     }
   });
 
-  it('keeps the indexes and keys it declares: a unique expression index, a composite primary key, cascades', async () => {
+  it('keeps the indexes and keys it declares: a unique expression index and cascading references', async () => {
     const again = await alice.post('/api/invoices/', {
       title: 'CONSULTING', // lower(title) is unique
       quantity: 1,
@@ -289,9 +289,6 @@ describeEachDatabase('a project module with tables declared once (defineTable)',
       (await db.orm.select().from(invoiceTag).where(eq(invoiceTag.invoiceId, first!.id)))
         .map((row) => row.tag)
         .sort();
-    expect(await tagsOf()).toEqual(['acme', 'q1']);
-    // The composite primary key (invoice_id, tag) refuses the same pair again, and nothing is added.
-    await expect(db.orm.insert(invoiceTag).values({ invoiceId: first!.id, tag: 'q1' })).rejects.toThrow();
     expect(await tagsOf()).toEqual(['acme', 'q1']);
 
     // Deleting the owner takes the invoice along, and the invoice its tags (references with onDelete).
