@@ -272,7 +272,7 @@ describeEachDatabase('a project module with tables declared once (defineTable)',
     }
   });
 
-  it('keeps the indexes and keys it declares: a unique expression index and cascading references', async () => {
+  it('keeps the indexes and keys it declares: a unique expression index, a composite primary key, cascades', async () => {
     const again = await alice.post('/api/invoices/', {
       title: 'CONSULTING', // lower(title) is unique
       quantity: 1,
@@ -289,6 +289,18 @@ describeEachDatabase('a project module with tables declared once (defineTable)',
       (await db.orm.select().from(invoiceTag).where(eq(invoiceTag.invoiceId, first!.id)))
         .map((row) => row.tag)
         .sort();
+    expect(await tagsOf()).toEqual(['acme', 'q1']);
+    // The composite primary key (invoice_id, tag) refuses the same pair again, and nothing is added. Read by the
+    // error's code, not `rejects.toThrow()`: better-sqlite3's native addon keeps the SqliteError class of the first
+    // test file that loaded it in a jest worker, so in a later file the error is not an `Error` of that file's realm.
+    const refused = await db.orm
+      .insert(invoiceTag)
+      .values({ invoiceId: first!.id, tag: 'q1' })
+      .then(
+        () => 'inserted',
+        (error: { code?: string; cause?: { code?: string } }) => String(error.code ?? error.cause?.code),
+      );
+    expect(refused).toBe(database.dialect === 'pg' ? '23505' : 'SQLITE_CONSTRAINT_PRIMARYKEY');
     expect(await tagsOf()).toEqual(['acme', 'q1']);
 
     // Deleting the owner takes the invoice along, and the invoice its tags (references with onDelete).
