@@ -247,7 +247,7 @@ if (missing) {
         c.post('/api/mfa/verify', { mfa_token: challenge.body.mfa_token, code }),
       );
       expect(replay.status).toBe(401);
-      expect(replay.body.detail[0].code).toBe('mfa.code_used');
+      expect(replay.body.detail[0].code).toBe('mfa.code_invalid');
       // The challenge itself was good: a backup code completes it on the same host.
       const backup = await onHost(cluster, B, () =>
         c.post('/api/mfa/verify', { mfa_token: challenge.body.mfa_token, code: backupCodes[0] }),

@@ -193,10 +193,10 @@ describeEachDatabase('single use and limits under parallel presentation (SPEC "L
       const wins = results.filter((r) => r.status === 200 && r.body?.access_token);
       expect(wins).toHaveLength(1);
       // The losers presented a code that was valid a moment ago (a double-submit, not a guess): refused with
-      // 401 mfa.code_used but not counted on the account, so its owner is not locked out (docs/security.md
+      // 401 mfa.code_invalid but not counted on the account, so its owner is not locked out (docs/security.md
       // "Concurrent logins").
       expect(new Set(results.filter((r) => r.status !== 200).map(codeOf))).toEqual(
-        new Set(['mfa.code_used']),
+        new Set(['mfa.code_invalid']),
       );
       const row = await userRow(user.id);
       expect(row.lockedUntil).toBeNull();
@@ -220,10 +220,10 @@ describeEachDatabase('single use and limits under parallel presentation (SPEC "L
       tally(results);
       expect(results.filter((r) => r.status === 200 && r.body?.access_token)).toHaveLength(1);
       // The losers presented a code that was valid a moment ago (a double-submit, not a guess): refused with
-      // 401 mfa.code_used but not counted on the account, so its owner is not locked out (docs/security.md
+      // 401 mfa.code_invalid but not counted on the account, so its owner is not locked out (docs/security.md
       // "Concurrent logins").
       expect(new Set(results.filter((r) => r.status !== 200).map(codeOf))).toEqual(
-        new Set(['mfa.code_used']),
+        new Set(['mfa.code_invalid']),
       );
       const row = await userRow(user.id);
       expect(row.lockedUntil).toBeNull();

@@ -50,7 +50,6 @@ export const SVC_ERROR_CODES = [
   'mfa.already_enabled',
   'mfa.challenge_not_found',
   'mfa.code_invalid',
-  'mfa.code_used',
   'mfa.disabled',
   'mfa.email_code_invalid',
   'mfa.no_email',

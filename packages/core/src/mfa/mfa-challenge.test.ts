@@ -65,9 +65,10 @@ describeEachDatabase('MFA login challenge', (database) => {
     const reused = await app.post('/api/mfa/verify', { mfa_token: login.body.mfa_token, code: confirmCode });
     expect(reused.status).toBe(401);
     expect(detail(reused)).toMatchObject({
-      code: 'mfa.code_used',
+      code: 'mfa.code_invalid',
       loc: ['body', 'code'],
-      msg: 'This code was already used. Wait for the next code of your authenticator app, or use a backup code.',
+      msg: 'The code is wrong or was already used.',
+      params: { reason: 'used' },
     });
     expect(await failedLoginCount(app, user.id)).toBe(0);
 
@@ -94,7 +95,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     const second = await mfaToken(app, user);
     const replay = await app.post('/api/mfa/verify', { mfa_token: second, code: next });
     expect(replay.status).toBe(401);
-    expect(detail(replay).code).toBe('mfa.code_used');
+    expect(detail(replay)).toMatchObject({ code: 'mfa.code_invalid', params: { reason: 'used' } });
 
     // a backup code works once
     const backup = await app.post('/api/mfa/verify', {
@@ -106,7 +107,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     const third = await mfaToken(app, user);
     const backupAgain = await app.post('/api/mfa/verify', { mfa_token: third, code: backupCodes[0] });
     expect(backupAgain.status).toBe(401);
-    expect(detail(backupAgain).code).toBe('mfa.code_used');
+    expect(detail(backupAgain)).toMatchObject({ code: 'mfa.code_invalid', params: { reason: 'used' } });
 
     // disable: login needs no second step any more
     expect((await before.post('/api/mfa/disable', { password: user.password })).status).toBe(200);
@@ -315,7 +316,7 @@ describeEachDatabase('MFA login challenge', (database) => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 200)) {
       expect(r.status).toBe(401);
-      expect(detail(r).code).toBe('mfa.code_used');
+      expect(detail(r).code).toBe('mfa.code_invalid');
     }
     const left = JSON.parse((await configRow(app, user.id))!.backupCodes) as string[];
     expect(left).toHaveLength(7);
@@ -400,7 +401,8 @@ describeEachDatabase('MFA TOTP step used once', (database: TestDatabase) => {
         tokens.map((t) => app.post('/api/mfa/verify', { mfa_token: t, code })),
       );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-      for (const r of results.filter((x) => x.status !== 200)) expect(detail(r).code).toBe('mfa.code_used');
+      for (const r of results.filter((x) => x.status !== 200))
+        expect(detail(r).code).toBe('mfa.code_invalid');
       expect((await configRow(app, user.id))!.lastTotpStep).toBe(Math.floor(Date.now() / 30_000) + 1);
     });
   });

@@ -67,7 +67,7 @@ describeEachDatabase('Second-factor codes on the account lock', (database) => {
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect(statuses.filter((s) => s === 401)).toHaveLength(19);
       for (const r of results.filter((x) => x.status === 401))
-        expect(r.body.detail[0].code).toBe('mfa.code_used');
+        expect(r.body.detail[0].code).toBe('mfa.code_invalid');
       // The owner of the code is not locked out by their own double-submit.
       expect(await failedLoginCount(app, user.id)).toBe(0);
       expect((await passwordLogin(app, user)).body.mfa_required).toBe(true);

@@ -532,11 +532,16 @@ export function createMfaService(deps: MfaServiceDeps) {
             await store.deleteChallenge(challengeId);
             throw new SvcError('mfa.too_many_attempts');
           }
-          // A replayed valid code (the one that just confirmed TOTP, or a double-submit) is named as such:
-          // "wrong" would send the user hunting for a typo (SPEC "Multi-factor routes": confirm says the same).
+          // SPEC "Errors": every wrong code here is 401 mfa.code_invalid. A replayed valid code (the one that just
+          // confirmed TOTP, or a double-submit) says so in params.reason, and the message names both causes, as
+          // confirm's mfa.totp_invalid does, so a user is not sent hunting for a typo.
           throw new SvcError(
-            outcome === 'replayed' && typeof input === 'string' ? 'mfa.code_used' : 'mfa.code_invalid',
-            typeof input === 'string' ? {} : { loc: ['body', 'webauthn'] },
+            'mfa.code_invalid',
+            typeof input !== 'string'
+              ? { loc: ['body', 'webauthn'] }
+              : outcome === 'replayed'
+                ? { params: { reason: 'used' } }
+                : {},
           );
         }
         settled = true;

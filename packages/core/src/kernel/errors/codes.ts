@@ -54,7 +54,6 @@ export const ERROR_CODES = {
   'mfa.token_invalid': { status: 401, loc: ['body', 'mfa_token'] },
   'mfa.challenge_not_found': { status: 401, loc: ['body', 'mfa_token'] },
   'mfa.code_invalid': { status: 401, loc: ['body', 'code'] },
-  'mfa.code_used': { status: 401, loc: ['body', 'code'] }, // a valid code presented again (not counted)
   'mfa.not_configured': { status: 401, loc: ['body', 'mfa_token'] },
   'auth.passkey_invalid': { status: 401, loc: ['body', 'response'] }, // registration passes status 400
   // 403

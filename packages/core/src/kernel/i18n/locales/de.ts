@@ -47,9 +47,7 @@ export const de: Record<string, string> = {
   'auth.refresh_token_revoked': 'Das Refresh-Token wurde widerrufen; bitte melden Sie sich erneut an.',
   'mfa.token_invalid': 'Das MFA-Token ist ungültig oder abgelaufen.',
   'mfa.challenge_not_found': 'Keine MFA-Abfrage offen; bitte melden Sie sich erneut an.',
-  'mfa.code_invalid': 'Der Code ist falsch.',
-  'mfa.code_used':
-    'Dieser Code wurde bereits verwendet. Warten Sie auf den nächsten Code Ihrer Authenticator-App oder verwenden Sie einen Backup-Code.',
+  'mfa.code_invalid': 'Der Code ist falsch oder wurde bereits verwendet.',
   'mfa.no_passkey': 'Dieses Konto hat keinen Passkey.',
   'auth.passkey_invalid': 'Der Passkey konnte nicht geprüft werden.',
   'auth.passkey_not_found': 'Passkey nicht gefunden.',

@@ -43,9 +43,7 @@ export const en: Record<string, string> = {
   'auth.refresh_token_revoked': 'The refresh token was revoked; please log in again.',
   'mfa.token_invalid': 'The MFA token is invalid or has expired.',
   'mfa.challenge_not_found': 'No MFA challenge is waiting; please log in again.',
-  'mfa.code_invalid': 'The code is wrong.',
-  'mfa.code_used':
-    'This code was already used. Wait for the next code of your authenticator app, or use a backup code.',
+  'mfa.code_invalid': 'The code is wrong or was already used.',
   'mfa.no_passkey': 'This account has no passkey.',
   'auth.passkey_invalid': 'The passkey could not be verified.',
   'auth.passkey_not_found': 'Passkey not found.',
