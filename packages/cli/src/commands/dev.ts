@@ -8,6 +8,7 @@ import { CliError } from '../errors.js';
 import { resolveAppSpec } from '../load-app.js';
 import { cliLine } from '../output.js';
 import { loadProjectSettings, resolveBaseDir } from '../project.js';
+import { exitAfterStop, onStopSignals } from '../signals.js';
 import {
   checkPortOption,
   cliEntryPath,
@@ -201,26 +202,19 @@ async function runDev(args: ServerArgs): Promise<number> {
   startChild();
 
   return new Promise((resolvePromise) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        // Ctrl-C twice: stop waiting for the server's in-flight requests.
-        if (signal === 'SIGINT') {
-          child?.kill('SIGKILL');
-          process.exit(130);
-        }
-        return;
-      }
-      stopping = true;
-      clearTimeout(timer);
-      watcher.close();
-      void queue.then(stopChild).then(() => {
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-        resolvePromise(0);
-      });
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    onStopSignals(
+      () => {
+        stopping = true;
+        clearTimeout(timer);
+        watcher.close();
+        void queue.then(stopChild).then(() => resolvePromise(0));
+      },
+      // A second Ctrl-C: stop waiting for the server's in-flight requests.
+      () => {
+        child?.kill('SIGKILL');
+        process.exit(130);
+      },
+    );
   });
 }
 
@@ -249,6 +243,6 @@ export const devCommand: CommandModule<object, ServerArgs> = {
     trustProxyOf(argv, process.env);
     checkPortOption(argv.port);
     await checkPortIsFree(argv, baseDir);
-    argv.exitCode = await runDev(argv);
+    exitAfterStop(await runDev(argv));
   },
 };

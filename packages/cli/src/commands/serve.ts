@@ -10,6 +10,7 @@ import { CliError } from '../errors.js';
 import { DEFAULT_APP_SPEC, firstLine, loadApp, resolveAppSpec } from '../load-app.js';
 import { cliLine, useLogFormat, type LogFormat } from '../output.js';
 import { loadProjectSettings, resolveBaseDir } from '../project.js';
+import { exitAfterStop, onStopSignals } from '../signals.js';
 
 /** `--log-level` values (SPEC "Command-line interface", `svc serve`). */
 export const SERVER_LOG_LEVELS = ['critical', 'error', 'warning', 'info', 'debug', 'trace'] as const;
@@ -20,9 +21,6 @@ const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** SPEC "Command-line interface": `--forwarded-allow-ips` defaults to loopback only. */
 const DEFAULT_FORWARDED_ALLOW_IPS = 'loopback';
-
-/** A server that stays busy after SIGTERM this long is stopped anyway (app.close has its own 10 s grace). */
-const FORCED_EXIT_AFTER_CLOSE_MS = 2_000;
 
 /** A replacement worker that fails to start is retried after this pause, not in a tight loop. */
 const WORKER_RESTART_BACKOFF_MS = 1_000;
@@ -224,43 +222,30 @@ function warnAboutSettingTypos(baseDir: string): void {
 
 /**
  * Resolves with the exit code once SIGTERM or SIGINT stopped the app gracefully (in-flight requests finish,
- * see App.close). While stopping, a further SIGINT (Ctrl-C twice) exits at once; a further SIGTERM is
- * ignored, since Ctrl-C reaches a whole process group and parents forward SIGTERM as well.
+ * see App.close). While stopping, a second Ctrl-C exits at once; the copies of the first that parents relay
+ * are ignored (`onStopSignals`).
  */
 function closeOnSignal(app: App): Promise<number> {
   return new Promise((resolvePromise) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        if (signal === 'SIGINT') process.exit(130);
-        return;
-      }
-      stopping = true;
-      app.close().then(
-        () => resolvePromise(0),
-        (error: unknown) => {
-          cliLine('error', `shutdown failed: ${firstLine(error)}`);
-          resolvePromise(1);
-        },
-      );
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    onStopSignals(
+      () =>
+        app.close().then(
+          () => resolvePromise(0),
+          (error: unknown) => {
+            cliLine('error', `shutdown failed: ${firstLine(error)}`);
+            resolvePromise(1);
+          },
+        ),
+      () => process.exit(130),
+    );
   });
-}
-
-/** Once the app closed, nothing may keep the process alive much longer (a stray timer or socket). */
-function exitSoon(code: number): void {
-  setTimeout(() => process.exit(code), FORCED_EXIT_AFTER_CLOSE_MS).unref();
 }
 
 /** One process: start, print the listening line, run until SIGTERM/SIGINT. */
 async function serveSingle(args: ServerArgs): Promise<number> {
   const started = await startServer(args);
   cliLine('info', listeningMessage(started.url, started.docsEnabled));
-  const code = await closeOnSignal(started.app);
-  exitSoon(code);
-  return code;
+  return exitAfterStop(await closeOnSignal(started.app));
 }
 
 /** Messages a cluster worker sends its primary. */
@@ -370,23 +355,15 @@ async function servePrimary(args: ServeArgs, workers: number): Promise<number> {
     else setTimeout(() => !stopping && fork(), WORKER_RESTART_BACKOFF_MS).unref();
   });
 
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // Ctrl-C twice: do not wait for in-flight requests any longer.
-      if (signal === 'SIGINT') stopAll(130, 'SIGKILL');
-      return;
-    }
-    stopAll(0);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // A second Ctrl-C: do not wait for in-flight requests any longer.
+  onStopSignals(
+    () => stopAll(0),
+    () => stopAll(130, 'SIGKILL'),
+  );
   for (let i = 0; i < workers; i += 1) fork();
 
   const code = await finished;
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
-  exitSoon(code);
-  return code;
+  return exitAfterStop(code);
 }
 
 /**
