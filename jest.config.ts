@@ -25,6 +25,8 @@ const config: Config = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 30_000,
   maxWorkers: 2,
+  // The longest files first, from durations recorded in the repository (testing/sequencer.mjs).
+  testSequencer: '<rootDir>/testing/sequencer.mjs',
   // A worker is recycled after a test file that leaves its heap above this: test files loaded as ESM leave
   // their module graphs behind, and a heap grown over a hundred files makes garbage collection, and the heap
   // walk of events/sockets-memory.test.ts, take minutes (121 s for that file late in a CI run, 2 s alone).
