@@ -31,7 +31,7 @@ import {
   seedReader,
   startServe,
 } from './lib/project.mjs';
-import { cpuSecondsOf, settle } from './lib/cpu.mjs';
+import { cpuSecondsOf, memoryOf, settle } from './lib/cpu.mjs';
 import { fmtInt, fmtMs, fmtPct, fmtUs, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
@@ -435,6 +435,10 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       if (failed > allowed) log(`WARNING ${key}: ${failed} failed requests of ${total}`);
     }
 
+    // docs/performance.md "Sizing": the instance that served the logins, refreshes and checks, after them.
+    out.memory = memoryOf(on.pid);
+    out.sizing = sizingOf(out.rows, out.memory);
+
     // WebSocket scenarios, when the events feature is there.
     const admin = await login(on.base, ADMIN);
     if (await eventsAvailable(on.base, admin.access_token)) {
@@ -488,6 +492,45 @@ function evaluate(rows) {
           : value <= t.max;
     return { target: t.text, row: t.row, value, met };
   });
+}
+
+/**
+ * docs/performance.md "Sizing", the way Keycloak's sizing guide states it (password logins per second per vCPU):
+ * requests per second that one core of the server sustains, from its CPU per request (all its threads, the
+ * Argon2 pool included), beside bare Argon2id at the same parameters in the same run; what PostgreSQL's
+ * backends spend for 100 logins a second, in cores; and the memory of the instance.
+ */
+function sizingOf(rows, memory) {
+  const perCore = (key) => (rows[key]?.cpu > 0 ? 1 / rows[key].cpu : undefined);
+  return {
+    loginsPerCore: perCore('login'),
+    argon2PerCore: perCore('argon2'),
+    loginOfArgon2: perCore('login') / perCore('argon2'),
+    refreshesPerCore: perCore('refresh'),
+    checksPerCore: perCore('user'),
+    ...(rows.login?.dbCpu !== undefined ? { postgresCoresPer100Logins: rows.login.dbCpu * 100 } : {}),
+    rssMiB: memory.rssMiB,
+    peakMiB: memory.peakMiB,
+  };
+}
+
+function printSizing(sizing) {
+  const lines = [
+    ['per core of the server', 'requests/s'],
+    ['password logins (POST /api/auth/token)', fmtInt(sizing.loginsPerCore)],
+    ['bare Argon2id verify, same parameters', fmtInt(sizing.argon2PerCore)],
+    ['logins of bare Argon2id', fmtPct(sizing.loginOfArgon2)],
+    ['refreshes (POST /api/auth/refresh-token)', fmtInt(sizing.refreshesPerCore)],
+    ['token checks (GET /api/auth/user)', fmtInt(sizing.checksPerCore)],
+  ];
+  if (sizing.postgresCoresPer100Logins !== undefined)
+    lines.push(['PostgreSQL cores per 100 logins/s', sizing.postgresCoresPer100Logins.toFixed(2)]);
+  lines.push([
+    'memory of the instance after the rounds (peak)',
+    `${Math.round(sizing.rssMiB)} MiB (${Math.round(sizing.peakMiB)} MiB)`,
+  ]);
+  console.log('');
+  console.log(table(lines));
 }
 
 function print(name, result) {
@@ -556,6 +599,7 @@ function print(name, result) {
     verdict.push([e.target, v, e.met === null ? 'not measured' : e.met ? 'yes' : 'NO']);
   }
   console.log(table(verdict));
+  if (result.sizing) printSizing(result.sizing);
   if (result.peer) printPeer(result);
 }
 

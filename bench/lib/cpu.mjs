@@ -68,3 +68,17 @@ export async function settle(pid, maxMs = 3000) {
     before = now;
   }
 }
+
+/**
+ * Resident memory of one process in MiB from /proc/<pid>/status: now (VmRSS) and its peak (VmHWM); NaN where
+ * /proc cannot be read. docs/performance.md "Sizing": the memory of one instance after the load rounds.
+ */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+  } catch {
+    return { rssMiB: NaN, peakMiB: NaN };
+  }
+}

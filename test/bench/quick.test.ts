@@ -33,7 +33,10 @@ describe('pnpm bench --quick --peer', () => {
         );
         const report = JSON.parse(readFileSync(out, 'utf8')) as {
           mode: string;
-          databases: Record<string, { error?: string; rows: Record<string, Row>; peer?: unknown }>;
+          databases: Record<
+            string,
+            { error?: string; rows: Record<string, Row>; peer?: unknown; sizing?: Record<string, number> }
+          >;
         };
         expect(report.mode).toBe('quick peer');
         expect(Object.keys(report.databases)).toEqual(['file database (SQLite)']);
@@ -69,6 +72,11 @@ describe('pnpm bench --quick --peer', () => {
           if (key !== 'refresh') expect({ key, failed: row!.failed }).toEqual({ key, failed: 0 });
         }
         for (const key of ['cold-start', 'broadcast', 'idle-socket']) expect(result.rows[key]).toBeDefined();
+        // docs/performance.md "Sizing": per-core rates from the CPU per request, and the instance's memory.
+        const sizing = result.sizing!;
+        for (const key of ['loginsPerCore', 'argon2PerCore', 'refreshesPerCore', 'checksPerCore', 'rssMiB'])
+          expect({ key, positive: (sizing[key] ?? 0) > 0 }).toEqual({ key, positive: true });
+        expect(sizing.peakMiB).toBeGreaterThanOrEqual(sizing.rssMiB!);
         expect(result.peer).toMatchObject({ version: expect.any(String), pairs: expect.any(Array) });
       } finally {
         rmSync(dir, { recursive: true, force: true });
