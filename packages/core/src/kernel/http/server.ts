@@ -17,7 +17,15 @@ import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
-import { bearerToken, guard, needsUser } from './guard.js';
+import { bearerToken, guard, needsUser, type GuardInput } from './guard.js';
+import {
+  cookieNames,
+  isTrustedOrigin,
+  isUnsafeMethod,
+  passesCsrf,
+  readCookie,
+  type SiteHeaders,
+} from '../browser-session.js';
 import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '../page.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
@@ -216,13 +224,21 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   );
 
   /**
-   * CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
-   * Returns whether it answered the request (a preflight).
+   * CORS: bearer tokens need no cookies, so any origin may call; Retry-After must be readable (SPEC
+   * "Authentication" 7). With cookie sessions (SPEC-3 §5), a trusted origin is answered by name with
+   * credentials allowed, so a frontend on another trusted origin sends the cookies (docs/browser-sessions.md);
+   * the CSRF rules still guard every unsafe request. Returns whether it answered the request (a preflight).
    */
   const cors = (req: Request, res: Response): boolean => {
     const origin = req.headers.origin;
     if (origin) {
-      res.setHeader('Access-Control-Allow-Origin', '*');
+      if (settings.cookie_sessions_enabled && isTrustedOrigin(origin, settings, req.headers.host)) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Allow-Credentials', 'true');
+      } else {
+        res.setHeader('Access-Control-Allow-Origin', '*');
+      }
+      if (settings.cookie_sessions_enabled) res.setHeader('Vary', 'Origin');
       res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
         res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
@@ -392,6 +408,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
+      // SPEC-3 §5: the session cookie counts only without an Authorization header (a bearer header wins).
+      cookie: sessionCookieOf(req, settings),
       localDirect: isLocalDirect(req),
       clientIp,
       settings,
@@ -404,6 +422,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
     const locale = localeOf(req, settings);
     let status = opts.status ?? 200;
+    let envelopePolicy = opts.envelope;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one context for every route; validate() checked the inputs above
     const ctx: HandlerContext<any, any, any> = {
       params,
@@ -428,6 +447,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       setStatus: (s) => {
         status = s;
       },
+      setEnvelope: (policy) => {
+        envelopePolicy = policy;
+      },
     };
     if (user === null && compiled.core && needsUser(compiled.requirements)) {
       // Only with global_noauth: a core route that acts for its user answers 401 instead of failing on null.
@@ -441,7 +463,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       res.status(status).end();
       return;
     }
-    const payload = shouldEnvelope(opts, settings)
+    const payload = shouldEnvelope({ envelope: envelopePolicy }, settings)
       ? envelope(result, settings, options.db.name)
       : (result ?? null);
     sendJson(req, res.status(status), payload);
@@ -487,6 +509,21 @@ function mountPage(app: Express, page: PageRoute, settings: Settings): void {
       answer(req, res, post).catch(next);
     });
   }
+}
+
+/**
+ * The session cookie of a request and its CSRF proof (SPEC-3 §5), when cookie sessions are on and no
+ * `Authorization` header is sent; the CSRF check runs only when the guard needs it (an unsafe method).
+ */
+function sessionCookieOf(req: Request, settings: Settings): GuardInput['cookie'] {
+  if (!settings.cookie_sessions_enabled || req.headers.authorization !== undefined) return undefined;
+  const token = readCookie(req.headers.cookie, cookieNames(settings).session);
+  if (token === undefined) return undefined;
+  return {
+    token,
+    unsafe: isUnsafeMethod(req.method),
+    passesCsrf: () => passesCsrf(req.headers as SiteHeaders, settings),
+  };
 }
 
 /** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */
