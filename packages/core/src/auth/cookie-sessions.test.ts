@@ -370,6 +370,39 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
     expect(plain.headers.getSetCookie()).toEqual([]);
   });
 
+  it("puts the CSRF token in the account pages' forms (hidden csrfToken) and refuses a submit without it", async () => {
+    const page = await fetch(`${app.url}/account/reset-password?token=${'A'.repeat(43)}`);
+    expect(page.status).toBe(200);
+    const [line] = page.headers.getSetCookie();
+    expect(line).toMatch(/^__Host-svc_csrf=[\w-]{43}; Path=\/; Secure; SameSite=Strict$/);
+    const csrf = line!.slice('__Host-svc_csrf='.length, line!.indexOf(';'));
+    expect(await page.text()).toContain(`<input type="hidden" name="csrfToken" value="${csrf}">`);
+
+    const submit = (fields: Record<string, string>) =>
+      fetch(`${app.url}/account/reset-password`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: `__Host-svc_csrf=${csrf}` },
+        body: new URLSearchParams({
+          token: 'A'.repeat(43),
+          secret: 'a-new-password-1',
+          confirm: 'a-new-password-1',
+          ...fields,
+        }),
+      });
+    const refused = await submit({ csrfToken: 'wrong' });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('cross-site');
+    // With the token, the form is handled as before (here: an unknown reset token).
+    const handled = await submit({ csrfToken: csrf });
+    expect(handled.status).toBe(400);
+    // A browser already holding the cookie gets the same value back in the form, and no new cookie.
+    const again = await fetch(`${app.url}/account/verify-email?token=x`, {
+      headers: { Cookie: `__Host-svc_csrf=${csrf}` },
+    });
+    expect(again.headers.getSetCookie()).toEqual([]);
+    expect(await again.text()).toContain(`name="csrfToken" value="${csrf}"`);
+  });
+
   it('allows credentials for trusted origins only in CORS', async () => {
     const trusted = await app.get('/api/health', { headers: { Origin: OTHER_TRUSTED } });
     expect(trusted.headers.get('access-control-allow-origin')).toBe(OTHER_TRUSTED);
@@ -377,6 +410,31 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
     const other = await app.get('/api/health', { headers: { Origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBe('*');
     expect(other.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+});
+
+describeEachDatabase('Browser sessions while cookie_sessions_enabled is false', (database) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { public_url: ORIGIN } });
+    await app.createUser({ username: 'dave' });
+  });
+  afterAll(() => app.close());
+
+  it('has no cookie routes (404), ignores the session cookie and X-Svc-Session', async () => {
+    const login = await app.post('/api/auth/session', undefined, {
+      form: { username: 'dave', password: PASSWORD },
+      headers: { Origin: ORIGIN },
+    });
+    expect(login.status).toBe(404);
+    const dave = await app.loginAs({ username: 'dave', password: PASSWORD });
+    const me = await app.get('/api/auth/user', {
+      headers: { Cookie: `__Host-svc_session=${dave.accessToken}` },
+    });
+    expect(me.status).toBe(401);
+    const page = await fetch(`${app.url}/account/verify-email?token=x`);
+    expect(page.headers.getSetCookie()).toEqual([]);
+    expect(await page.text()).not.toContain('csrfToken');
   });
 });
 

@@ -148,6 +148,15 @@ export function sessionCookieHeaders(settings: Settings, issued: IssuedCookies):
   return headers;
 }
 
+/** The `Set-Cookie` value of the CSRF cookie alone (an account page's form when the browser has none yet). */
+export function csrfCookieHeader(settings: Settings, csrfToken: string): string {
+  return serialize(settings, cookieNames(settings).csrf, csrfToken, {
+    path: '/',
+    httpOnly: false,
+    sameSite: 'Strict',
+  });
+}
+
 /** The `Set-Cookie` values that clear the three cookies (same names, paths and attributes, `Max-Age=0`). */
 export function clearedCookieHeaders(settings: Settings): string[] {
   const names = cookieNames(settings);
@@ -214,6 +223,11 @@ export function passesCsrf(headers: SiteHeaders, settings: Settings, formToken?:
   const expected = readCookie(headers.cookie, cookieNames(settings).csrf);
   const sent = headers[CSRF_HEADER] ?? formToken;
   return expected !== undefined && typeof sent === 'string' && timingSafeEqualStrings(sent, expected);
+}
+
+/** The double-submit half alone: `sent` equals the CSRF cookie's value `held`. */
+export function passesDoubleSubmit(held: string, sent: string | undefined): boolean {
+  return typeof sent === 'string' && timingSafeEqualStrings(sent, held);
 }
 
 function timingSafeEqualStrings(a: string, b: string): boolean {

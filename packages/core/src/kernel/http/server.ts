@@ -19,13 +19,18 @@ import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
 import { bearerToken, guard, needsUser, type GuardInput } from './guard.js';
 import {
+  CSRF_FORM_FIELD,
   cookieNames,
+  csrfCookieHeader,
+  newCsrfToken,
+  passesDoubleSubmit,
   isTrustedOrigin,
   isUnsafeMethod,
   passesCsrf,
   readCookie,
   type SiteHeaders,
 } from '../browser-session.js';
+import { escapeHtml } from '../html.js';
 import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '../page.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
@@ -492,6 +497,29 @@ function mountPage(app: Express, page: PageRoute, settings: Settings): void {
       locale: negotiateLocale(req.headers['accept-language'], settings.default_locale),
       clientIp: clientAddress(req),
     };
+    if (settings.cookie_sessions_enabled) {
+      // SPEC-3 §5: the pages run no script, so their forms carry the CSRF token in the field `csrfToken`. A
+      // submit from a browser holding the CSRF cookie must send it back (double submit; the Origin of these
+      // pages is `null` under their no-referrer policy, so the token is the proof). A browser without the
+      // cookie has no cookie session to misuse: the link's token alone acts, as without cookie sessions.
+      const held = readCookie(req.headers.cookie, cookieNames(settings).csrf);
+      if (
+        req.method === 'POST' &&
+        held !== undefined &&
+        !passesDoubleSubmit(held, request.form[CSRF_FORM_FIELD])
+      ) {
+        const message = translator(request.locale)('auth.csrf_failed');
+        res.setHeader('Cache-Control', 'no-store');
+        res.setHeader('Content-Security-Policy', PAGE_CSP);
+        res
+          .status(403)
+          .type('html')
+          .send(`<!doctype html><title>403</title><p role="alert">${escapeHtml(message)}</p>`);
+        return Promise.resolve();
+      }
+      request.csrfToken = held ?? newCsrfToken();
+      if (held === undefined) res.setHeader('Set-Cookie', csrfCookieHeader(settings, request.csrfToken));
+    }
     return Promise.resolve(produce(request)).then(({ status, html }) => {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Referrer-Policy', 'no-referrer');
