@@ -1,4 +1,6 @@
 import { defineModule } from '../kernel/module.js';
+import { createBrowserSessions, createCookieSessionRouter } from './cookie-sessions.js';
+import { createImpersonation, createImpersonationRouter } from './impersonation.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
 import { createSessionAdminRouter, createSessionRouter } from './session-routes.js';
@@ -19,15 +21,16 @@ export const authModule = defineModule({
   name: 'auth',
   tables: authTables,
   // `permissions`: only the fallback below, when no other module provides it.
-  provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions'],
+  provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions', 'browserSessions'],
   uses: ['secondFactor', 'permissions', 'accounts', 'personalTokenRevoker'],
   async setup({ settings, authDb, cache, log, ports, coreTables, tables }) {
     const now = () => new Date();
     const store = createAuthStore(authDb, coreTables, tables.session);
     // SPEC-2 "Sessions": one per login, ended by the routes below, logout, a password change or deactivation.
+    const sessionStore = createSessionStore(authDb, coreTables, tables.session);
     const sessions = createSessionService({
       settings,
-      sessions: createSessionStore(authDb, coreTables, tables.session),
+      sessions: sessionStore,
       userExists: async (userId) => (await store.userById(userId)) !== undefined,
       ports,
       now,
@@ -45,12 +48,32 @@ export const authModule = defineModule({
       now,
       dummyHash: await createDummyHash(),
     });
+    // SPEC-3 §4: impersonation sessions; their end when the superuser loses the power goes through `tokens`.
+    const impersonation = createImpersonation({
+      settings,
+      store,
+      sessions: sessionStore,
+      signer,
+      ports,
+      now,
+    });
     ports.provide('authenticator', service.authenticator);
-    ports.provide('tokens', service.tokens);
+    ports.provide('tokens', { ...service.tokens, endImpersonationsBy: impersonation.endBy });
     ports.provide('loginGuard', service.loginGuard);
     ports.provide('rateLimiter', { hit: service.rateLimit });
+    // SPEC-3 §5: the cookie answer of every token-issuing route, and the cookie routes while enabled.
+    const browserSessions = createBrowserSessions({ settings, service });
+    ports.provide('browserSessions', browserSessions.port);
     return {
-      routers: [createAuthRouter(service), createSessionRouter(sessions), createSessionAdminRouter(sessions)],
+      routers: [
+        createAuthRouter(service, impersonation),
+        createSessionRouter(sessions),
+        createSessionAdminRouter(sessions),
+        ...(settings.cookie_sessions_enabled
+          ? [createCookieSessionRouter(settings, service, browserSessions, impersonation)]
+          : []),
+        ...(settings.impersonation_enabled ? [createImpersonationRouter(impersonation)] : []),
+      ],
       // SPEC-2 "Administration and self-service": the export's `user`, as `GET /auth/user` shows it.
       accountExport: {
         async user(userId) {

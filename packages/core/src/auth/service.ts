@@ -20,6 +20,7 @@ import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, isUsableHash, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
+import { toUserOut } from './schemas.js';
 import type { SessionService } from './sessions.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
 
@@ -182,7 +183,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     async authenticate(token, options = {}) {
       const check = signer.check(token, TOKEN_TYPES.access);
       if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
-      const { sub, iat, sid, auth_time: authTime } = check.claims;
+      const { sub, iat, sid, auth_time: authTime, act } = check.claims;
       // SPEC-2 "Sessions": a token's session is read in the same statement as its user.
       if (sid !== undefined && (typeof sid !== 'string' || !isUuid(sid)))
         throw new SvcError('auth.token_invalid');
@@ -198,11 +199,18 @@ export async function createAuthService(deps: AuthServiceDeps) {
       }
       if (!row.isActive) throw new SvcError('user.disabled');
       // SPEC-2 "Sessions": a revoked session's tokens are refused at once; tokens without `sid` are not checked.
-      if (sid !== undefined && row.sessionState !== 1) throw new SvcError('auth.session_revoked');
+      // SPEC-3 §4: an impersonation token (`act`) is good only in its live impersonation session (2: its
+      // superuser is still an active superuser), a login's token only in a login's session (1).
+      const impersonatorId = typeof act?.sub === 'string' && isUuid(act.sub) ? act.sub : undefined;
+      if (act !== undefined && (impersonatorId === undefined || sid === undefined))
+        throw new SvcError('auth.token_invalid');
+      if (sid !== undefined && row.sessionState !== (impersonatorId ? 2 : 1))
+        throw new SvcError('auth.session_revoked');
       const user = {
         ...toAuthUser(row),
         ...(sid !== undefined ? { sessionId: sid } : {}),
         ...(authTime !== undefined ? { authTime } : {}),
+        ...(impersonatorId !== undefined ? { impersonatorId } : {}),
       };
       return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
     },
@@ -449,6 +457,15 @@ export async function createAuthService(deps: AuthServiceDeps) {
       ports.get('events').emit('logout', { userId: user.id, username: user.username });
     },
 
+    /**
+     * `DELETE /auth/session` (SPEC-3 §5): ends the caller's session as `POST /auth/logout` with its refresh
+     * token does (its refresh records and access tokens with it); a token from before sessions ends them all.
+     */
+    async endSession(user: AuthUser): Promise<void> {
+      await sessions.revoke(user.id, user.sessionId ? { only: user.sessionId } : {});
+      ports.get('events').emit('logout', { userId: user.id, username: user.username });
+    },
+
     /** `POST /auth/register` (SPEC "Authentication routes" 2 and 6). */
     async register(input: {
       username: string;
@@ -490,6 +507,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (await store.userByUsername(username)) throw new SvcError('auth.username_taken', { cause: error });
         throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'], cause: error });
       }
+    },
+
+    /** The user as `GET /auth/user` shows it (SPEC-3 §5: also the cookie routes' `{user}`). */
+    currentUserOut(user: AuthUser & { permissions?: string[] }) {
+      return { ...toUserOut(user), permissions: user.permissions ?? [] };
     },
 
     /** The caller with effective permissions (`GET /auth/user`). */
