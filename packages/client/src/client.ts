@@ -8,8 +8,14 @@ import { createRefresher, type SignedOutReason } from './refresh.js';
 import type { paths } from './schema.js';
 import { expiresAt, localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
 
-/** The current user as `GET /auth/user` returns it (SPEC "User"), with `permissions`. */
-export type SvcUser = paths['/api/auth/user']['get']['responses'][200]['content']['application/json']['data'];
+/**
+ * The current user as `GET /auth/user` returns it (SPEC "User"), with `permissions`; while a superuser
+ * impersonates them, `impersonatedBy` names the superuser (SPEC-3 section 4).
+ */
+export type SvcUser =
+  paths['/api/auth/user']['get']['responses'][200]['content']['application/json']['data'] & {
+    impersonatedBy?: { id: string; username: string } | null;
+  };
 
 export interface ClientOptions {
   /** The server's origin (and any path it is mounted under), without `/api`: `https://app.example.com`. */
