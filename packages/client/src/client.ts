@@ -30,8 +30,8 @@ export interface ClientOptions {
    */
   session?: 'bearer' | 'cookie';
   /**
-   * Where the token pair lives (bearer mode; the cookie mode refuses a storage). @default `localTokenStorage()` in a browser (shared by the origin's tabs),
-   * `memoryStorage()` elsewhere
+   * Where the token pair lives (bearer mode; the cookie mode refuses a storage).
+   * @default `localTokenStorage()` in a browser (shared by the origin's tabs), `memoryStorage()` elsewhere
    */
   storage?: TokenStorage;
   /** The fetch every request goes through. @default globalThis.fetch */
