@@ -1,3 +1,4 @@
+import { issueTokensWith } from '../kernel/browser-session.js';
 import { defineModule } from '../kernel/module.js';
 import { createAccountPages } from './pages.js';
 import { createAccountsRouter } from './routes.js';
@@ -23,12 +24,16 @@ export const accountsModule = defineModule({
     'accountRemoval',
     'secondFactor',
     'personalTokenRevoker',
+    'browserSessions',
   ],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createAccountStore(authDb, tables, coreTables);
     const service = createAccountService({ settings, store, cache, log, ports, now: () => new Date() });
     ports.provide('accounts', { sendVerification: service.sendVerification, endLinks: service.endLinks });
     const self = createSelfService({ settings, ports });
-    return { routers: createAccountsRouter(service, self), pages: createAccountPages(service, settings) };
+    return {
+      routers: createAccountsRouter(service, self, issueTokensWith(ports)),
+      pages: createAccountPages(service, settings),
+    };
   },
 });

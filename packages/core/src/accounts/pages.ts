@@ -38,7 +38,7 @@ function layout(t: Translate, lang: string, title: string, body: string, frame: 
   );
 }
 
-function form(t: Translate, kind: PageKind, token: string, error?: string): string {
+function form(t: Translate, kind: PageKind, token: string, csrf: string | undefined, error?: string): string {
   const alert = error ? `<p role="alert">${e(error)}</p>` : '';
   const input = kind.field
     ? `<label for="secret">${e(t(`pages.${kind.key}.label`))}</label>` +
@@ -54,7 +54,10 @@ function form(t: Translate, kind: PageKind, token: string, error?: string): stri
     : '';
   return (
     `${alert}<p>${e(t(`pages.${kind.key}.intro`))}</p>` +
-    `<form method="post"><input type="hidden" name="token" value="${e(token)}">${input}${box}` +
+    `<form method="post"><input type="hidden" name="token" value="${e(token)}">` +
+    // SPEC-3 §5: with cookie sessions, the form carries the CSRF token (the page runs no script for a header).
+    (csrf !== undefined ? `<input type="hidden" name="csrfToken" value="${e(csrf)}">` : '') +
+    `${input}${box}` +
     `<button type="submit">${e(t(`pages.${kind.key}.submit`))}</button></form>`
   );
 }
@@ -85,7 +88,7 @@ export function createAccountPages(service: AccountService, settings: Settings):
   ];
   const page = (kind: PageKind): PageRoute => ({
     path: kind.path,
-    get({ query, locale }: PageRequest): PageResponse {
+    get({ query, locale, csrfToken }: PageRequest): PageResponse {
       const t = translator(locale);
       const title = t(`pages.${kind.key}.title`);
       const token = (query.token ?? '').slice(0, TOKEN_MAX_LENGTH);
@@ -94,9 +97,9 @@ export function createAccountPages(service: AccountService, settings: Settings):
           status: 400,
           html: layout(t, locale, title, `<p role="alert">${e(t('pages.no_token'))}</p>`, frame),
         };
-      return { status: 200, html: layout(t, locale, title, form(t, kind, token), frame) };
+      return { status: 200, html: layout(t, locale, title, form(t, kind, token, csrfToken), frame) };
     },
-    async post({ form: fields, locale }: PageRequest): Promise<PageResponse> {
+    async post({ form: fields, locale, csrfToken }: PageRequest): Promise<PageResponse> {
       const t = translator(locale);
       const title = t(`pages.${kind.key}.title`);
       const token = (fields.token ?? '').slice(0, TOKEN_MAX_LENGTH);
@@ -115,7 +118,7 @@ export function createAccountPages(service: AccountService, settings: Settings):
         const message = t(error.code, error.params);
         // A refused password keeps the token: the form comes back with the reason (SPEC-2 section 2).
         const again = kind.field && error.code.startsWith('auth.password');
-        const body = again ? form(t, kind, token, message) : `<p role="alert">${e(message)}</p>`;
+        const body = again ? form(t, kind, token, csrfToken, message) : `<p role="alert">${e(message)}</p>`;
         return { status: error.status, html: layout(t, locale, title, body, frame) };
       }
       return {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { IssueTokens } from '../kernel/browser-session.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import { toUserOut, UserOut } from '../kernel/user-out.js';
 import {
@@ -23,7 +24,11 @@ const TokenPairOut = z.object({
  * Password reset, email verification, invitations and self-service (SPEC-2 "Routes"; router names `accounts`
  * and `accounts-admin` for `disable_core_routers`).
  */
-export function createAccountsRouter(service: AccountService, self: SelfService): Router[] {
+export function createAccountsRouter(
+  service: AccountService,
+  self: SelfService,
+  issue: IssueTokens,
+): Router[] {
   const accounts = defineRouter({ prefix: '/auth', name: 'accounts', tags: ['accounts'] });
   accounts.post(
     '/user/email/verify-request',
@@ -92,7 +97,8 @@ export function createAccountsRouter(service: AccountService, self: SelfService)
       response: TokenPairOut,
       envelope: 'auth-token',
     },
-    (ctx) => service.acceptInvitation(ctx.body.token, ctx.body.password),
+    // SPEC-3 §5: with `X-Svc-Session: cookie`, the cookies and `{user}` instead of the pair.
+    (ctx) => issue(ctx, () => service.acceptInvitation(ctx.body.token, ctx.body.password)),
   );
   accounts.get(
     '/user/export',

@@ -1,4 +1,5 @@
 import { defineModule } from '../kernel/module.js';
+import { createBrowserSessions, createCookieSessionRouter } from './cookie-sessions.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
 import { createSessionAdminRouter, createSessionRouter } from './session-routes.js';
@@ -19,7 +20,7 @@ export const authModule = defineModule({
   name: 'auth',
   tables: authTables,
   // `permissions`: only the fallback below, when no other module provides it.
-  provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions'],
+  provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions', 'browserSessions'],
   uses: ['secondFactor', 'permissions', 'accounts', 'personalTokenRevoker'],
   async setup({ settings, authDb, cache, log, ports, coreTables, tables }) {
     const now = () => new Date();
@@ -49,8 +50,18 @@ export const authModule = defineModule({
     ports.provide('tokens', service.tokens);
     ports.provide('loginGuard', service.loginGuard);
     ports.provide('rateLimiter', { hit: service.rateLimit });
+    // SPEC-3 §5: the cookie answer of every token-issuing route, and the cookie routes while enabled.
+    const browserSessions = createBrowserSessions({ settings, service });
+    ports.provide('browserSessions', browserSessions.port);
     return {
-      routers: [createAuthRouter(service), createSessionRouter(sessions), createSessionAdminRouter(sessions)],
+      routers: [
+        createAuthRouter(service),
+        createSessionRouter(sessions),
+        createSessionAdminRouter(sessions),
+        ...(settings.cookie_sessions_enabled
+          ? [createCookieSessionRouter(settings, service, browserSessions)]
+          : []),
+      ],
       // SPEC-2 "Administration and self-service": the export's `user`, as `GET /auth/user` shows it.
       accountExport: {
         async user(userId) {

@@ -20,6 +20,7 @@ import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, isUsableHash, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
+import { toUserOut } from './schemas.js';
 import type { SessionService } from './sessions.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
 
@@ -449,6 +450,15 @@ export async function createAuthService(deps: AuthServiceDeps) {
       ports.get('events').emit('logout', { userId: user.id, username: user.username });
     },
 
+    /**
+     * `DELETE /auth/session` (SPEC-3 §5): ends the caller's session as `POST /auth/logout` with its refresh
+     * token does (its refresh records and access tokens with it); a token from before sessions ends them all.
+     */
+    async endSession(user: AuthUser): Promise<void> {
+      await sessions.revoke(user.id, user.sessionId ? { only: user.sessionId } : {});
+      ports.get('events').emit('logout', { userId: user.id, username: user.username });
+    },
+
     /** `POST /auth/register` (SPEC "Authentication routes" 2 and 6). */
     async register(input: {
       username: string;
@@ -490,6 +500,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (await store.userByUsername(username)) throw new SvcError('auth.username_taken', { cause: error });
         throw new SvcError('user.username_or_email_exists', { loc: ['body', 'email'], cause: error });
       }
+    },
+
+    /** The user as `GET /auth/user` shows it (SPEC-3 §5: also the cookie routes' `{user}`). */
+    currentUserOut(user: AuthUser & { permissions?: string[] }) {
+      return { ...toUserOut(user), permissions: user.permissions ?? [] };
     },
 
     /** The caller with effective permissions (`GET /auth/user`). */

@@ -13,6 +13,11 @@ export interface PageRequest {
   /** The request's language (`Accept-Language` among the shipped catalogs, else `default_locale`). */
   locale: string;
   clientIp: string;
+  /**
+   * SPEC-3 §5, while `cookie_sessions_enabled`: the CSRF token the page's form carries in the hidden field
+   * `csrfToken` (the browser's `svc_csrf` cookie, set by the page when it had none).
+   */
+  csrfToken?: string;
 }
 
 /** What a page answers: a status and a whole HTML document. */

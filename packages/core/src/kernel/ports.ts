@@ -334,6 +334,38 @@ export interface PersonalTokenRevoker {
   deleteAll(userId: string): Promise<number>;
 }
 
+// SPEC-3 §5 (browser sessions in cookies)
+/** What a token-issuing route's handler hands to {@link BrowserSessions.issue}: its request and answer. */
+export interface TokenRouteContext {
+  /** Request headers, lower-case names. */
+  headers: Record<string, string | undefined>;
+  setHeader(name: string, value: string | string[]): void;
+  setEnvelope(policy: boolean | 'auth-token'): void;
+}
+
+/** A login's outcome as the token-issuing routes return it: a token pair, or the MFA step. */
+export type IssuedLogin =
+  | { access_token: string; token_type: 'bearer'; refresh_token?: string }
+  | { mfa_required: true; mfa_token: string };
+
+/**
+ * The cookie answer of every token-issuing route (implemented by `auth`; SPEC-3 §5): `POST /mfa/verify`,
+ * `POST /auth/passkey/token`, `POST /auth/invitation/accept`, a social login's exchange, and any project route
+ * that issues the service's tokens.
+ */
+export interface BrowserSessions {
+  /**
+   * Runs `login` and answers as its route does, or, when the request carries `X-Svc-Session: cookie` (and
+   * `cookie_sessions_enabled`), as `POST /auth/session` does: a cross-site request is refused with 403
+   * `auth.csrf_failed` before `login` runs (no cross-site login); a token pair becomes the cookies and the
+   * enveloped `{user}`; the MFA step is answered enveloped, setting no cookie.
+   * @example
+   * router.post('/verify', { public: true, envelope: 'auth-token' },
+   *   (ctx) => browserSessions.issue(ctx, () => service.verify(ctx.body)));
+   */
+  issue(ctx: TokenRouteContext, login: () => Promise<IssuedLogin>): Promise<unknown>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -353,6 +385,8 @@ export interface Ports {
   passkeys: PasskeyFactor;
   accountExport: AccountExportParts;
   accountRemoval: AccountRemoval;
+  // SPEC-3 §5
+  browserSessions: BrowserSessions;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

@@ -119,8 +119,13 @@ export interface HandlerContext<
   t: Translate;
   /** Emits a project event to an audience (default: superusers). */
   emit(type: string, data: Record<string, unknown>, audience?: Audience): void;
-  /** Sets a response header. */
-  setHeader(name: string, value: string): void;
+  /** Sets a response header (several values: e.g. `Set-Cookie`). */
+  setHeader(name: string, value: string | string[]): void;
+  /**
+   * Overrides the route's envelope policy for this response (SPEC-3 §5: a token-issuing route answers
+   * enveloped when it sets the session cookies).
+   */
+  setEnvelope(policy: boolean | 'auth-token'): void;
   /** Overrides the success status of this response. */
   setStatus(status: number): void;
 }

@@ -1,3 +1,4 @@
+import { issueTokensWith } from '../kernel/browser-session.js';
 import { defineModule, moduleOptions } from '../kernel/module.js';
 import { createMfaAdminRouter, createMfaRouter } from './routes.js';
 import { createLoggingSender, type MfaSender } from './sender.js';
@@ -24,7 +25,7 @@ export const mfaModule = defineModule({
   options: moduleOptions<MfaOptions>('mfaSender'),
   provides: ['secondFactor'],
   requires: ['loginGuard', 'tokens'],
-  uses: ['rateLimiter', 'mail', 'passkeys'],
+  uses: ['rateLimiter', 'mail', 'passkeys', 'browserSessions'],
   setup({ settings, authDb, cache, log, ports, options, tables, coreTables }) {
     const store = createMfaStore(authDb, tables, coreTables);
     const logging = createLoggingSender(log);
@@ -39,7 +40,7 @@ export const mfaModule = defineModule({
     const service = createMfaService({ settings, cache, store, sender, log, ports });
     ports.provide('secondFactor', service); // auth asks for it during login
     return {
-      routers: [createMfaRouter(service), createMfaAdminRouter(service)],
+      routers: [createMfaRouter(service, issueTokensWith(ports)), createMfaAdminRouter(service)],
       // SPEC-2 "Administration and self-service": the export's `mfa`, {enabled, method} and no secret.
       accountExport: { mfa: (userId) => service.statusOf(userId) },
     };

@@ -1,3 +1,4 @@
+import type { IssueTokens } from '../kernel/browser-session.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import {
   BackupCodesOut,
@@ -13,7 +14,7 @@ import {
 import type { MfaService } from './service.js';
 
 /** The routes of SPEC "Multi-factor routes" (router name `mfa` for `disable_core_routers`). */
-export function createMfaRouter(service: MfaService): Router {
+export function createMfaRouter(service: MfaService, issue: IssueTokens): Router {
   // SPEC-2 "Personal access tokens": every MFA route is a credential route.
   const mfa = defineRouter({ prefix: '/mfa', name: 'mfa', tags: ['mfa'], allowPersonalToken: false });
 
@@ -26,11 +27,14 @@ export function createMfaRouter(service: MfaService): Router {
       response: TokenPairOut,
       envelope: 'auth-token', // SPEC "Response envelope": OAuth2 token shape
     },
+    // SPEC-3 §5: with `X-Svc-Session: cookie`, the cookies and `{user}` instead of the pair.
     (ctx) =>
-      service.verify(
-        ctx.body.mfa_token,
-        ctx.body.webauthn ? { webauthn: ctx.body.webauthn } : (ctx.body.code ?? ''),
-        ctx.clientIp,
+      issue(ctx, () =>
+        service.verify(
+          ctx.body.mfa_token,
+          ctx.body.webauthn ? { webauthn: ctx.body.webauthn } : (ctx.body.code ?? ''),
+          ctx.clientIp,
+        ),
       ),
   );
   mfa.get('/status', { summary: 'MFA status of the current user', response: MfaStatusOut }, (ctx) =>

@@ -1,3 +1,4 @@
+import { issueTokensWith } from '../kernel/browser-session.js';
 import { defineModule } from '../kernel/module.js';
 import { createAssertionCheck } from './assertion.js';
 import { createChallenges } from './challenges.js';
@@ -18,7 +19,7 @@ export const passkeysModule = defineModule({
   tables: passkeyTables,
   provides: ['passkeys'],
   requires: ['loginGuard', 'tokens'],
-  uses: ['rateLimiter'],
+  uses: ['rateLimiter', 'browserSessions'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
     const store = createPasskeyStore(authDb, tables, coreTables);
     // SPEC-2 "Passkeys": the account export lists the passkeys without keys, enabled or not.
@@ -40,7 +41,7 @@ export const passkeysModule = defineModule({
     const login = createPasskeyLogin({ settings, rp, store, challenges, verifyAssertion, ports });
     ports.provide('passkeys', login.factor);
     return {
-      routers: [createPasskeysRouter(registration), createPasskeyLoginRouter(login)],
+      routers: [createPasskeysRouter(registration), createPasskeyLoginRouter(login, issueTokensWith(ports))],
       accountExport,
     };
   },

@@ -1,3 +1,4 @@
+import type { IssueTokens } from '../kernel/browser-session.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import type { PasskeyLogin } from './login.js';
 import type { Registration } from './registration.js';
@@ -81,7 +82,7 @@ export function createPasskeysRouter(registration: Registration): Router {
 }
 
 /** Passwordless login and the MFA step's options (SPEC-2 "Passkeys"; router name `passkey-login`). */
-export function createPasskeyLoginRouter(login: PasskeyLogin): Router {
+export function createPasskeyLoginRouter(login: PasskeyLogin, issue: IssueTokens): Router {
   const router = defineRouter({ name: 'passkey-login', tags: ['passkeys'], public: true });
   router.post(
     '/auth/passkey/options',
@@ -106,7 +107,8 @@ export function createPasskeyLoginRouter(login: PasskeyLogin): Router {
       response: TokenPairOut,
       envelope: 'auth-token', // SPEC "Response envelope": OAuth2 token shape
     },
-    (ctx) => login.token(ctx.body.challengeId, ctx.body.response, ctx.clientIp),
+    // SPEC-3 §5: with `X-Svc-Session: cookie`, the cookies and `{user}` instead of the pair.
+    (ctx) => issue(ctx, () => login.token(ctx.body.challengeId, ctx.body.response, ctx.clientIp)),
   );
   router.post(
     '/mfa/webauthn/options',

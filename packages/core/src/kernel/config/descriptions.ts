@@ -233,4 +233,27 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   },
   webauthn_rp_name: { meaning: 'Relying-party name shown by authenticators; empty means app_name' },
   wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
+  // SPEC-3 §4 (impersonation) and §5 (browser sessions in cookies).
+  impersonation_enabled: {
+    meaning: 'Mount `POST /admin/user/{user_id}/impersonate` (superusers act as a user)',
+  },
+  impersonation_expire_minutes: {
+    meaning: 'Lifetime of an impersonation token (there is no refresh token)',
+    constraint: '1 to 120',
+  },
+  cookie_sessions_enabled: {
+    meaning:
+      'Mount the cookie session routes (`/auth/session`) and accept the session cookie (docs/browser-sessions.md)',
+  },
+  cookie_secure: {
+    meaning:
+      '`auto`: cookies are Secure unless public_url is http on a loopback host (localhost, 127.0.0.0/8, ::1); `true`, `false`',
+    constraint: 'auto, true, false',
+  },
+  cookie_domain: { meaning: 'Domain attribute of the session cookies; empty: host-only cookies' },
+  csrf_trusted_origins: {
+    meaning:
+      'Origins trusted on cookie requests besides the origin of public_url, which always is (comma-separated)',
+    constraint: 'scheme://host[:port] each',
+  },
 };

@@ -153,6 +153,30 @@ const KnownSettingsSchema = z.object({
   webauthn_rp_id: str.default(''),
   webauthn_rp_name: str.default(''),
   wrap_auth_token_response: bool.default(false),
+  // SPEC-3 §4 (impersonation) and §5 (browser sessions in cookies).
+  impersonation_enabled: bool.default(false),
+  impersonation_expire_minutes: int(1, 120).default(15),
+  cookie_sessions_enabled: bool.default(false),
+  cookie_secure: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+      z.enum(['auto', 'true', 'false']),
+    )
+    .default('auto'),
+  // A cookie's Domain attribute: a host name (a leading dot is allowed), nothing a cookie cannot carry.
+  cookie_domain: str
+    .default('')
+    .refine(
+      (v) =>
+        v === '' ||
+        /^\.?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(v),
+      {
+        message: 'a domain name, e.g. example.com',
+      },
+    ),
+  csrf_trusted_origins: list.refine((origins) => origins.every((o) => /^https?:\/\/[^\s/?#@]+$/i.test(o)), {
+    message: 'origins (scheme://host[:port], no path), comma-separated',
+  }),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */

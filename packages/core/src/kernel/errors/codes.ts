@@ -105,6 +105,10 @@ export const ERROR_CODES = {
   'health.not_ready': { status: 503, loc: [] },
   'db.unavailable': { status: 503, loc: [], type: 'server_error' },
   'cache.unavailable': { status: 503, loc: [], type: 'server_error' },
+  // SPEC-3 §4 (impersonation) and §5 (browser sessions in cookies)
+  'auth.csrf_failed': { status: 403, loc: ['header', 'X-CSRF-Token'] },
+  'access.impersonation_forbidden': { status: 403, loc: AUTH_HEADER },
+  'user.cannot_impersonate': { status: 403, loc: ['path', 'user_id'] },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type CoreErrorCode = keyof typeof ERROR_CODES;

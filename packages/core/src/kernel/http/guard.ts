@@ -20,6 +20,11 @@ export function bearerToken(header: string | undefined): string | null {
 export interface GuardInput {
   requirements: Requirements;
   authorization: string | undefined;
+  /**
+   * The session cookie (SPEC-3 §5), present only when cookie sessions are on and no `Authorization` header
+   * was sent. `unsafe`: the method is POST, PUT, PATCH or DELETE, so the request must pass `passesCsrf`.
+   */
+  cookie?: { token: string; unsafe: boolean; passesCsrf(): boolean };
   /** Loopback request without proxy headers (for `swagger_noauth`). */
   localDirect: boolean;
   /** Client address after the proxy rules (an invalid personal token counts on its rate-limit window). */
@@ -40,12 +45,27 @@ export interface GuardInput {
 export async function guard(input: GuardInput): Promise<AuthUser | null> {
   const { requirements, settings, ports } = input;
   if (settings.global_noauth) return null;
-  const token = bearerToken(input.authorization);
+  let token = bearerToken(input.authorization);
+  // SPEC-3 §5: the cookie carries an access token under exactly the bearer's rules (sid, revocation,
+  // permissions, the same one query); never a personal token, which only ever travels as a bearer header.
+  const cookie = input.cookie;
+  let viaCookie = false;
+  if (cookie && !cookie.token.startsWith(PERSONAL_TOKEN_PREFIX)) {
+    // An unsafe request authenticated by the cookie must be same-site and carry the CSRF header: refused
+    // before any query where a user is needed; a public route simply does not see the cookie's user.
+    if (cookie.unsafe && !cookie.passesCsrf()) {
+      if (needsUser(requirements)) throw new SvcError('auth.csrf_failed');
+    } else {
+      token = cookie.token;
+      viaCookie = true;
+    }
+  }
   const authenticator = ports.find('authenticator');
   // SPEC-2 "Personal access tokens": a `svc_pat_` bearer goes to its module while `personal_tokens_enabled`
   // (otherwise the port is absent and the JWT check refuses it). A credential route refuses it before any
   // lookup, whether the token is valid or not.
-  const personal = token?.startsWith(PERSONAL_TOKEN_PREFIX) ? ports.find('personalTokens') : undefined;
+  const personal =
+    !viaCookie && token?.startsWith(PERSONAL_TOKEN_PREFIX) ? ports.find('personalTokens') : undefined;
   if (personal && !requirements.allowPersonalToken) throw new SvcError('access.token_not_allowed');
   if (!needsUser(requirements)) {
     // A public route still sees a valid caller; a bad token there is simply no user.

@@ -17,7 +17,20 @@ import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
-import { bearerToken, guard, needsUser } from './guard.js';
+import { bearerToken, guard, needsUser, type GuardInput } from './guard.js';
+import {
+  CSRF_FORM_FIELD,
+  cookieNames,
+  csrfCookieHeader,
+  newCsrfToken,
+  passesDoubleSubmit,
+  isTrustedOrigin,
+  isUnsafeMethod,
+  passesCsrf,
+  readCookie,
+  type SiteHeaders,
+} from '../browser-session.js';
+import { escapeHtml } from '../html.js';
 import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '../page.js';
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
@@ -216,13 +229,21 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   );
 
   /**
-   * CORS: bearer tokens, no cookies, so any origin may call; Retry-After must be readable (SPEC "Authentication" 7).
-   * Returns whether it answered the request (a preflight).
+   * CORS: bearer tokens need no cookies, so any origin may call; Retry-After must be readable (SPEC
+   * "Authentication" 7). With cookie sessions (SPEC-3 §5), a trusted origin is answered by name with
+   * credentials allowed, so a frontend on another trusted origin sends the cookies (docs/browser-sessions.md);
+   * the CSRF rules still guard every unsafe request. Returns whether it answered the request (a preflight).
    */
   const cors = (req: Request, res: Response): boolean => {
     const origin = req.headers.origin;
     if (origin) {
-      res.setHeader('Access-Control-Allow-Origin', '*');
+      if (settings.cookie_sessions_enabled && isTrustedOrigin(origin, settings, req.headers.host)) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Allow-Credentials', 'true');
+      } else {
+        res.setHeader('Access-Control-Allow-Origin', '*');
+      }
+      if (settings.cookie_sessions_enabled) res.setHeader('Vary', 'Origin');
       res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-ID, WWW-Authenticate');
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
         res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
@@ -392,6 +413,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
+      // SPEC-3 §5: the session cookie counts only without an Authorization header (a bearer header wins).
+      cookie: sessionCookieOf(req, settings),
       localDirect: isLocalDirect(req),
       clientIp,
       settings,
@@ -404,6 +427,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
     const locale = localeOf(req, settings);
     let status = opts.status ?? 200;
+    let envelopePolicy = opts.envelope;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one context for every route; validate() checked the inputs above
     const ctx: HandlerContext<any, any, any> = {
       params,
@@ -428,6 +452,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       setStatus: (s) => {
         status = s;
       },
+      setEnvelope: (policy) => {
+        envelopePolicy = policy;
+      },
     };
     if (user === null && compiled.core && needsUser(compiled.requirements)) {
       // Only with global_noauth: a core route that acts for its user answers 401 instead of failing on null.
@@ -441,7 +468,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       res.status(status).end();
       return;
     }
-    const payload = shouldEnvelope(opts, settings)
+    const payload = shouldEnvelope({ envelope: envelopePolicy }, settings)
       ? envelope(result, settings, options.db.name)
       : (result ?? null);
     sendJson(req, res.status(status), payload);
@@ -470,6 +497,29 @@ function mountPage(app: Express, page: PageRoute, settings: Settings): void {
       locale: negotiateLocale(req.headers['accept-language'], settings.default_locale),
       clientIp: clientAddress(req),
     };
+    if (settings.cookie_sessions_enabled) {
+      // SPEC-3 §5: the pages run no script, so their forms carry the CSRF token in the field `csrfToken`. A
+      // submit from a browser holding the CSRF cookie must send it back (double submit; the Origin of these
+      // pages is `null` under their no-referrer policy, so the token is the proof). A browser without the
+      // cookie has no cookie session to misuse: the link's token alone acts, as without cookie sessions.
+      const held = readCookie(req.headers.cookie, cookieNames(settings).csrf);
+      if (
+        req.method === 'POST' &&
+        held !== undefined &&
+        !passesDoubleSubmit(held, request.form[CSRF_FORM_FIELD])
+      ) {
+        const message = translator(request.locale)('auth.csrf_failed');
+        res.setHeader('Cache-Control', 'no-store');
+        res.setHeader('Content-Security-Policy', PAGE_CSP);
+        res
+          .status(403)
+          .type('html')
+          .send(`<!doctype html><title>403</title><p role="alert">${escapeHtml(message)}</p>`);
+        return Promise.resolve();
+      }
+      request.csrfToken = held ?? newCsrfToken();
+      if (held === undefined) res.setHeader('Set-Cookie', csrfCookieHeader(settings, request.csrfToken));
+    }
     return Promise.resolve(produce(request)).then(({ status, html }) => {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Referrer-Policy', 'no-referrer');
@@ -487,6 +537,21 @@ function mountPage(app: Express, page: PageRoute, settings: Settings): void {
       answer(req, res, post).catch(next);
     });
   }
+}
+
+/**
+ * The session cookie of a request and its CSRF proof (SPEC-3 §5), when cookie sessions are on and no
+ * `Authorization` header is sent; the CSRF check runs only when the guard needs it (an unsafe method).
+ */
+function sessionCookieOf(req: Request, settings: Settings): GuardInput['cookie'] {
+  if (!settings.cookie_sessions_enabled || req.headers.authorization !== undefined) return undefined;
+  const token = readCookie(req.headers.cookie, cookieNames(settings).session);
+  if (token === undefined) return undefined;
+  return {
+    token,
+    unsafe: isUnsafeMethod(req.method),
+    passesCsrf: () => passesCsrf(req.headers as SiteHeaders, settings),
+  };
 }
 
 /** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */

@@ -172,4 +172,11 @@ export const de: Record<string, string> = {
   'pages.accept.label': 'Passwort',
   'pages.accept.submit': 'Konto anlegen',
   'pages.accept.done': 'Ihr Konto ist bereit. Sie können sich jetzt mit Ihrem Passwort anmelden.',
+  // SPEC-3 §4 (impersonation) and §5 (browser sessions in cookies)
+  'auth.csrf_failed':
+    'Die Anfrage wurde als seitenübergreifend abgelehnt: Sie muss von einem vertrauenswürdigen Ursprung kommen und den Header X-CSRF-Token tragen.',
+  'access.impersonation_forbidden':
+    'Nicht während einer Identitätsübernahme: Das kann nur der Benutzer selbst.',
+  'user.cannot_impersonate':
+    'Die Identität dieses Benutzers kann nicht übernommen werden (Superuser, Mitarbeiter, inaktiv oder Sie selbst).',
 };

@@ -163,4 +163,9 @@ export const en: Record<string, string> = {
   'pages.accept.label': 'Password',
   'pages.accept.submit': 'Create my account',
   'pages.accept.done': 'Your account is ready. You can log in with your password now.',
+  // SPEC-3 §4 (impersonation) and §5 (browser sessions in cookies)
+  'auth.csrf_failed':
+    'The request was refused as cross-site: it must come from a trusted origin and carry the X-CSRF-Token header.',
+  'access.impersonation_forbidden': 'Not while impersonating a user: only the user can do this.',
+  'user.cannot_impersonate': 'This user cannot be impersonated (a superuser, staff, inactive, or yourself).',
 };
