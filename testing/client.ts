@@ -174,6 +174,7 @@ export async function bundleReactPage(entry: string): Promise<string> {
     target: 'es2022',
     write: false,
     logLevel: 'silent',
+    minify: true,
     define: { 'process.env.NODE_ENV': '"production"' },
     alias: { '@svc/client': source('client/src/index.ts'), '@svc/react': source('react/src/index.ts') },
   });

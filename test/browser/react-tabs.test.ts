@@ -12,6 +12,15 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>react tabs</title>
 
 const statusOf = (tab: Page) => tab.locator('#status').textContent();
 
+/**
+ * The context's cookie `name`, under its `__Host-` or `__Secure-` name when the server made it Secure (SPEC-3
+ * section 5: without a `public_url` on loopback http, the test app's cookies are Secure).
+ */
+async function cookieOf(context: BrowserContext, name: string) {
+  const cookies = await context.cookies();
+  return cookies.find((cookie) => [name, `__Host-${name}`, `__Secure-${name}`].includes(cookie.name));
+}
+
 /** Waits until every tab shows `status`. */
 async function everyTabShows(tabs: Page[], status: string): Promise<void> {
   for (const tab of tabs) await tab.locator('#status', { hasText: status }).waitFor();
@@ -53,12 +62,13 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     const context = await loopbackContext(suite.browser);
     const tabs = await threeSignedInTabs(context);
 
-    const cookies = new Map((await context.cookies()).map((cookie) => [cookie.name, cookie]));
-    expect(cookies.get('svc_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
-    expect(cookies.get('svc_refresh')).toMatchObject({ httpOnly: true, path: '/api/auth/session' });
-    expect(cookies.get('svc_csrf')).toMatchObject({ httpOnly: false });
-    const session = cookies.get('svc_session')!.value;
-    const refresh = cookies.get('svc_refresh')!.value;
+    const sessionCookie = await cookieOf(context, 'svc_session');
+    expect(sessionCookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    const refreshCookie = await cookieOf(context, 'svc_refresh');
+    expect(refreshCookie).toMatchObject({ httpOnly: true, path: '/api/auth/session' });
+    expect(await cookieOf(context, 'svc_csrf')).toMatchObject({ httpOnly: false });
+    const session = sessionCookie!.value;
+    const refresh = refreshCookie!.value;
     for (const tab of tabs) {
       // Nothing in either storage, and the tokens are not readable by the page's scripts at all.
       const seen = await tab.evaluate(() => {
@@ -80,9 +90,12 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     await everyTabShows(tabs, 'signed-out');
     for (const tab of tabs) expect(await statusOf(tab)).toBe('signed-out');
     // DELETE /auth/session ended the session on the server: its cookie, sent again, is refused.
-    const replay = await suite.app.get('/api/auth/user', { headers: { cookie: `svc_session=${session}` } });
+    const replay = await suite.app.get('/api/auth/user', {
+      headers: { cookie: `${sessionCookie!.name}=${session}` },
+    });
     expect(replay.status).toBe(401);
-    expect((await context.cookies()).map((cookie) => cookie.name)).not.toContain('svc_session');
+    expect(await cookieOf(context, 'svc_session')).toBeUndefined();
+    expect(await cookieOf(context, 'svc_csrf')).toBeUndefined();
     await context.close();
   });
 
@@ -99,7 +112,7 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     }
     // The browser drops `svc_session` when the access token expires (the cookie expires with it): the next
     // request of every tab goes without it and is answered 401; the tabs share one refresh.
-    await context.clearCookies({ name: 'svc_session' });
+    await context.clearCookies({ name: (await cookieOf(context, 'svc_session'))!.name });
     const before = { refreshes: suite.server.refreshes(), rotations: suite.server.rotations() };
     await Promise.all(tabs.map((tab) => tab.evaluate(() => (globalThis as any).session.refresh())));
     for (const tab of tabs) expect(await statusOf(tab)).toBe('signed-in');
