@@ -5,6 +5,7 @@
 // pushed by the event stream re-renders `useCan`.
 import type { BrowserContext, Page } from 'playwright-core';
 import type { TestUser } from '@svc/core/testing';
+import { enrolTotp, totpCode } from '../../testing/mfa.js';
 import { chromiumSuite, describeInChromium, loopbackContext } from './browser.js';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>react tabs</title>
@@ -31,7 +32,7 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     page: PAGE,
     reactPage: new URL('./react-page.ts', import.meta.url).pathname,
     cookieSessions: true,
-    settings: { events_broadcast_enabled: true },
+    settings: { events_broadcast_enabled: true, mfa_enabled: true },
   });
   let alice: TestUser;
 
@@ -128,6 +129,37 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     expect(suite.server.refreshes() - before.refreshes).toBe(1);
     for (const tab of tabs) signedOut.push(...(await tab.evaluate(() => (globalThis as any).signedOut)));
     expect(signedOut).toEqual([]);
+    await context.close();
+  });
+
+  it('takes the MFA step with X-Svc-Session: cookie, the cookies set only once it is done', async () => {
+    const carol = await suite.app.createUser({ username: 'carol' });
+    const { secret } = await enrolTotp(suite.app, carol);
+    const context = await loopbackContext(suite.browser);
+    const tab = await context.newPage();
+    await tab.goto(`${suite.origin}/`);
+    await tab.locator('#status', { hasText: 'signed-out' }).waitFor();
+    await tab.fill('#login input[name=username]', carol.username);
+    await tab.fill('#login input[name=password]', carol.password);
+    await tab.click('#login button');
+    await tab.locator('#status', { hasText: 'mfa-required' }).waitFor();
+    expect(await cookieOf(context, 'svc_session')).toBeUndefined();
+
+    const verify = (code: string) =>
+      tab.evaluate(
+        (c) =>
+          (globalThis as any).session.mfa.verify(c).then(
+            (status: string) => status,
+            (error: { code: string }) => error.code,
+          ),
+        code,
+      );
+    expect(await verify(totpCode(secret, 5))).toBe('mfa.code_invalid');
+    expect(await statusOf(tab)).toBe('mfa-required');
+    expect(await verify(totpCode(secret, 1))).toBe('signed-in');
+    await tab.locator('#user', { hasText: 'carol' }).waitFor();
+    expect(await cookieOf(context, 'svc_session')).toMatchObject({ httpOnly: true });
+    expect(await tab.evaluate(() => (globalThis as any).localStorage.length)).toBe(0);
     await context.close();
   });
 
