@@ -160,10 +160,10 @@ export async function bundleClient(): Promise<string> {
 }
 
 /**
- * A page's script bundled by esbuild with React (production build) and @svc/react and @svc/client from their
- * sources, as a frontend's bundler would: for the React browser tests (test/browser/react-page.ts).
+ * A page's script bundled by esbuild with React (production build; 19, or 18) and @svc/react and @svc/client
+ * from their sources, as a frontend's bundler would: for the React browser tests (test/browser/react-page.ts).
  */
-export async function bundleReactPage(entry: string): Promise<string> {
+export async function bundleReactPage(entry: string, react: 18 | 19 = 19): Promise<string> {
   const { build } = await import('esbuild');
   const source = (path: string) => new URL(`../packages/${path}`, import.meta.url).pathname;
   const result = await build({
@@ -176,7 +176,12 @@ export async function bundleReactPage(entry: string): Promise<string> {
     logLevel: 'silent',
     minify: true,
     define: { 'process.env.NODE_ENV': '"production"' },
-    alias: { '@svc/client': source('client/src/index.ts'), '@svc/react': source('react/src/index.ts') },
+    alias: {
+      '@svc/client': source('client/src/index.ts'),
+      '@svc/react': source('react/src/index.ts'),
+      // React 18, the oldest of the peer range: the repository's `react-18` and `react-dom-18` (npm aliases).
+      ...(react === 18 ? { react: 'react-18', 'react-dom': 'react-dom-18' } : {}),
+    },
   });
   return result.outputFiles[0]!.text;
 }

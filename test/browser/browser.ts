@@ -72,7 +72,10 @@ export interface ChromiumSuiteOptions {
    * server's, on a port chosen before the app starts) in `csrf_trusted_origins`.
    */
   cookieSessions?: boolean;
-  /** Serve this TypeScript page, bundled with React, @svc/react and @svc/client, at `/app.js`. */
+  /**
+   * Serve this TypeScript page, bundled with React 19, @svc/react and @svc/client, at `/app.js`, and bundled with
+   * React 18 at `/app18.js` (the HTML `page` at `/react18` loads that one).
+   */
   reactPage?: string;
   settings?: StartTestAppOptions['settings'];
 }
@@ -107,8 +110,12 @@ export function chromiumSuite(options: ChromiumSuiteOptions = {}): ChromiumSuite
     const pages: Record<string, { type: string; body: string }> = {};
     if (options.page !== undefined) pages['/'] = { type: 'text/html', body: options.page };
     if (options.client) pages['/client.js'] = { type: 'text/javascript', body: await bundleClient() };
-    if (options.reactPage)
+    if (options.reactPage) {
       pages['/app.js'] = { type: 'text/javascript', body: await bundleReactPage(options.reactPage) };
+      pages['/app18.js'] = { type: 'text/javascript', body: await bundleReactPage(options.reactPage, 18) };
+      if (options.page !== undefined)
+        pages['/react18'] = { type: 'text/html', body: options.page.replace('/app.js', '/app18.js') };
+    }
     suite.server = await countingServer(suite.app, pages, port);
     suite.origin = options.passkeys ? `http://localhost:${port}` : suite.server.url;
     suite.browser = await launchBrowser();

@@ -2,7 +2,7 @@
 // bundled by esbuild (testing/client.ts `bundleReactPage`). It renders the session's status, the user, whether
 // `useCan('notes.edit')` holds and how often that component rendered, and the types of the events `useEvents('*')` heard (the snapshot first); the
 // test drives it through the DOM (the login form, the sign-out button) and `window.session`.
-import { createElement as h, useEffect, useRef, type FormEvent } from 'react';
+import { createElement as h, useEffect, useRef, version, type FormEvent } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createClient } from '@svc/client';
 import { SvcProvider, useCan, useEvents, useSession, type Session } from '@svc/react';
@@ -71,4 +71,6 @@ function App() {
 createRoot(page.document.getElementById('root') as Parameters<typeof createRoot>[0]).render(
   h(SvcProvider, { client }, h(App)),
 );
+/** The React that rendered the page (the peer range is 18 and 19: both are bundled by the test). */
+(page as unknown as { reactVersion: string }).reactVersion = version;
 page.ready = true;

@@ -163,6 +163,23 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
     await context.close();
   });
 
+  it('works the same with React 18, the oldest of its peer range', async () => {
+    const context = await loopbackContext(suite.browser);
+    const tab = await context.newPage();
+    await tab.goto(`${suite.origin}/react18`);
+    await tab.waitForFunction(() => (globalThis as any).ready === true);
+    expect(await tab.evaluate(() => (globalThis as any).reactVersion as string)).toMatch(/^18\./);
+    await tab.locator('#status', { hasText: 'signed-out' }).waitFor();
+    await tab.fill('#login input[name=username]', alice.username);
+    await tab.fill('#login input[name=password]', alice.password);
+    await tab.click('#login button');
+    await tab.locator('#user', { hasText: 'alice' }).waitFor();
+    expect(await tab.locator('#can').textContent()).toBe('cannot edit');
+    await tab.click('#sign-out');
+    await tab.locator('#status', { hasText: 'signed-out' }).waitFor();
+    await context.close();
+  });
+
   it('re-renders useCan in every tab when the event stream says the permissions changed', async () => {
     const context = await loopbackContext(suite.browser);
     const tabs = await threeSignedInTabs(context);
@@ -185,6 +202,7 @@ describeInChromium('@svc/react in three browser tabs, cookie sessions', () => {
       await tab.locator('#can', { hasText: 'can edit' }).waitFor();
       expect(await tab.locator('#can').textContent()).toBe('can edit');
       expect(await tab.evaluate(() => (globalThis as any).heard)).toContain('user_permissions_changed');
+      expect(await tab.evaluate(() => (globalThis as any).reactVersion as string)).toMatch(/^19\./);
     }
     await context.close();
   });
