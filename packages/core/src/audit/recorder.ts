@@ -23,6 +23,8 @@ interface Actor {
   username: string | null;
   /** Known only when the route guard loaded the user. */
   isSuperuser: boolean;
+  /** SPEC-3 §4: the superuser impersonating the user. */
+  impersonatorId?: string | null;
 }
 
 /**
@@ -46,12 +48,18 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
   /** Rule 3: the user from the bearer token, decoded without a database query; none when invalid. */
   function actorOf(record: RequestRecord): Actor {
     const anonymous: Actor = { userId: null, username: null, isSuperuser: false };
-    if (!record.bearerToken) return anonymous;
-    // The guard verified this very token and loaded its user: no second verification (docs/performance.md: the token's
-    // HMAC and jsonwebtoken's decoding again on every logged write).
+    // The guard verified this very token (a bearer or the session cookie, SPEC-3 §5) and loaded its user: no
+    // second verification (docs/performance.md: the token's HMAC and jsonwebtoken's decoding again on every
+    // logged write).
     if (record.user) {
-      return { userId: record.user.id, username: record.user.username, isSuperuser: record.user.isSuperuser };
+      return {
+        userId: record.user.id,
+        username: record.user.username,
+        isSuperuser: record.user.isSuperuser,
+        impersonatorId: record.user.impersonatorId ?? null,
+      };
     }
+    if (!record.bearerToken) return anonymous;
     let claims: ReturnType<Authenticator['peek']> = null;
     try {
       claims = deps.authenticator()?.peek(record.bearerToken) ?? null;
@@ -68,9 +76,12 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
   function store(record: RequestRecord, actor: Actor): void | Promise<void> {
     const username = sanitizeNullable(actor.username, USERNAME_MAX_LENGTH);
     const path = sanitizeText(record.path, PATH_MAX_LENGTH);
-    const description = record.logAs
-      ? sanitizeText(renderLogAs(record.logAs, record.params ?? {}, username), DESCRIPTION_MAX_LENGTH)
-      : null;
+    const description =
+      record.description !== undefined
+        ? sanitizeText(record.description, DESCRIPTION_MAX_LENGTH)
+        : record.logAs
+          ? sanitizeText(renderLogAs(record.logAs, record.params ?? {}, username), DESCRIPTION_MAX_LENGTH)
+          : null;
     const method = record.method.toUpperCase();
     const written = deps.enqueue({
       timestamp: record.timestamp,
@@ -81,6 +92,7 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
       statusCode: record.status,
       durationMs: Math.max(0, Math.round(record.durationMs)),
       description,
+      impersonatorId: actor.impersonatorId ?? null,
     });
     try {
       deps.events()?.emit('activity', {

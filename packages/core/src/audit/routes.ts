@@ -3,7 +3,7 @@ import { ActivityList, ActivityLogQuery, ActivityPage, RecentActivityQuery } fro
 import type { ActivityService } from './service.js';
 
 const FILTERS =
-  'Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `method`, ' +
+  'Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `impersonatorId`, `method`, ' +
   '`statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; ' +
   'absent: `activity_log_exclude_paths`; empty: none).';
 

@@ -17,6 +17,10 @@ export const ActivityOut = z.object({
   statusCode: z.number().int(),
   durationMs: z.number().int(),
   description: z.string().nullable(),
+  impersonatorId: z
+    .string()
+    .nullable()
+    .describe('SPEC-3 §4: the superuser who made the request as the user (impersonation); else null'),
 });
 export type ActivityOut = z.infer<typeof ActivityOut>;
 
@@ -52,6 +56,8 @@ function isoTime(end: boolean) {
 const ActivityFilterFields = {
   /** Lower-cased: ids are stored in lower case and SQLite compares text (kernel/identity.ts). */
   userId: UserIdQuery.optional(),
+  /** SPEC-3 §4: entries made while this superuser impersonated someone. */
+  impersonatorId: UserIdQuery.optional(),
   method: z
     .string()
     .trim()

@@ -27,6 +27,7 @@ export function toActivityOut(row: StoredActivity): ActivityOut {
     statusCode: row.statusCode,
     durationMs: row.durationMs,
     description: row.description ?? null,
+    impersonatorId: row.impersonatorId ?? null,
   };
 }
 
@@ -42,6 +43,7 @@ export function toSnapshotEntry(row: StoredActivity): Record<string, unknown> {
     status_code: row.statusCode,
     duration_ms: row.durationMs,
     description: row.description ?? null,
+    impersonator_id: row.impersonatorId ?? null,
   };
 }
 
@@ -54,6 +56,7 @@ export function createActivityService(deps: ActivityServiceDeps) {
     return {
       search: query.search,
       userId: query.userId,
+      impersonatorId: query.impersonatorId,
       method: query.method || undefined,
       statusCode: query.statusCode,
       dateFrom: query.dateFrom,

@@ -35,6 +35,7 @@ export function sortableActivityColumns(table: ActivityLogTable) {
     path: table.path,
     statusCode: table.statusCode,
     durationMs: table.durationMs,
+    impersonatorId: table.impersonatorId,
   };
 }
 export type SortableActivityColumn = ReturnType<typeof sortableActivityColumns>[keyof ReturnType<
@@ -45,6 +46,8 @@ export type SortableActivityColumn = ReturnType<typeof sortableActivityColumns>[
 export interface ActivityFilters {
   search?: string;
   userId?: string;
+  /** SPEC-3 §4: entries of requests made while this superuser impersonated. */
+  impersonatorId?: string;
   method?: string;
   statusCode?: number;
   /** Inclusive bounds. */
@@ -114,6 +117,7 @@ export function createActivityStore(
             statusCode: sql.placeholder('statusCode'),
             durationMs: sql.placeholder('durationMs'),
             description: sql.placeholder('description'),
+            impersonatorId: sql.placeholder('impersonatorId'),
           })
           .prepare()
       : undefined;
@@ -134,6 +138,7 @@ export function createActivityStore(
     [table.statusCode, 'int'],
     [table.durationMs, 'int'],
     [table.description, 'text'],
+    [table.impersonatorId, 'uuid'],
   ] as const;
   const columnList = sql.join(
     batchColumns.map(([c]) => column(c)),
@@ -153,6 +158,7 @@ export function createActivityStore(
       [table.statusCode.name]: e.statusCode,
       [table.durationMs.name]: e.durationMs,
       [table.description.name]: e.description ?? null,
+      [table.impersonatorId.name]: e.impersonatorId ?? null,
     }));
     return db.all(sql`INSERT INTO ${table} (${columnList}) SELECT ${columnList}
       FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS entry(${recordType})`);
@@ -266,6 +272,8 @@ export function createActivityStore(
       }
     }
     if (filters.userId !== undefined) conditions.push(eq(table.userId, filters.userId));
+    if (filters.impersonatorId !== undefined)
+      conditions.push(eq(table.impersonatorId, filters.impersonatorId));
     if (filters.method !== undefined) conditions.push(eq(table.method, filters.method));
     if (filters.statusCode !== undefined) conditions.push(eq(table.statusCode, filters.statusCode));
     if (filters.dateFrom) conditions.push(gte(table.timestamp, filters.dateFrom));
@@ -347,8 +355,8 @@ export function createActivityStore(
       await db.transaction(async () => {
         for (const entry of entries) {
           // A placeholder must get a value: the optional fields an entry may leave out are null.
-          const { userId = null, username = null, description = null } = entry;
-          insertOne.run({ ...entry, userId, username, description });
+          const { userId = null, username = null, description = null, impersonatorId = null } = entry;
+          insertOne.run({ ...entry, userId, username, description, impersonatorId });
         }
       });
     },

@@ -27,6 +27,8 @@ export function activityLogTable(settings: Settings, dialect: Dialect) {
       statusCode: c.integer('status_code').notNull(),
       durationMs: c.integer('duration_ms').notNull(),
       description: c.text('description', { length: DESCRIPTION_MAX_LENGTH }),
+      // SPEC-3 §4: the superuser who acted as `user_id` (impersonation); null otherwise.
+      impersonatorId: c.uuid('impersonator_id'),
     }),
     (t, x) => [
       x.index(`${name}_user_timestamp_idx`).on(t.userId, t.timestamp),

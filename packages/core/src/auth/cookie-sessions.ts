@@ -16,6 +16,7 @@ import { defineRouter, type Router } from '../kernel/router.js';
 import { LoginForm } from './schemas.js';
 import { CookieLoginOut, CookieSessionOut } from './cookie-schemas.js';
 import type { AuthService } from './service.js';
+import type { Impersonation } from './impersonation.js';
 
 // SPEC-3 §5 "Browser sessions (cookies)": the routes `/auth/session` and the cookie answer every
 // token-issuing route shares (the `browserSessions` port). docs/browser-sessions.md.
@@ -74,6 +75,7 @@ export function createCookieSessionRouter(
   settings: Settings,
   service: AuthService,
   cookies: BrowserSessionsImpl,
+  impersonation: Impersonation,
 ): Router {
   // SPEC-3 preamble: personal access tokens are refused on the cookie session routes.
   const router = defineRouter({
@@ -138,9 +140,13 @@ export function createCookieSessionRouter(
         'Ends the session of the session cookie as `POST /auth/logout` with its refresh token does, and ' +
         'clears the cookies. 403 `auth.csrf_failed` as every unsafe cookie request.',
       status: 204,
+      allowImpersonation: true,
     },
     async (ctx) => {
-      await service.endSession(ctx.user);
+      const user = ctx.user;
+      if (user.impersonatorId !== undefined)
+        await impersonation.end({ ...user, impersonatorId: user.impersonatorId });
+      else await service.endSession(user);
       ctx.setHeader('Set-Cookie', clearedCookieHeaders(settings));
     },
   );

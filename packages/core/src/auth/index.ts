@@ -1,5 +1,6 @@
 import { defineModule } from '../kernel/module.js';
 import { createBrowserSessions, createCookieSessionRouter } from './cookie-sessions.js';
+import { createImpersonation, createImpersonationRouter } from './impersonation.js';
 import { createDummyHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
 import { createSessionAdminRouter, createSessionRouter } from './session-routes.js';
@@ -26,9 +27,10 @@ export const authModule = defineModule({
     const now = () => new Date();
     const store = createAuthStore(authDb, coreTables, tables.session);
     // SPEC-2 "Sessions": one per login, ended by the routes below, logout, a password change or deactivation.
+    const sessionStore = createSessionStore(authDb, coreTables, tables.session);
     const sessions = createSessionService({
       settings,
-      sessions: createSessionStore(authDb, coreTables, tables.session),
+      sessions: sessionStore,
       userExists: async (userId) => (await store.userById(userId)) !== undefined,
       ports,
       now,
@@ -46,8 +48,17 @@ export const authModule = defineModule({
       now,
       dummyHash: await createDummyHash(),
     });
+    // SPEC-3 §4: impersonation sessions; their end when the superuser loses the power goes through `tokens`.
+    const impersonation = createImpersonation({
+      settings,
+      store,
+      sessions: sessionStore,
+      signer,
+      ports,
+      now,
+    });
     ports.provide('authenticator', service.authenticator);
-    ports.provide('tokens', service.tokens);
+    ports.provide('tokens', { ...service.tokens, endImpersonationsBy: impersonation.endBy });
     ports.provide('loginGuard', service.loginGuard);
     ports.provide('rateLimiter', { hit: service.rateLimit });
     // SPEC-3 §5: the cookie answer of every token-issuing route, and the cookie routes while enabled.
@@ -55,12 +66,13 @@ export const authModule = defineModule({
     ports.provide('browserSessions', browserSessions.port);
     return {
       routers: [
-        createAuthRouter(service),
+        createAuthRouter(service, impersonation),
         createSessionRouter(sessions),
         createSessionAdminRouter(sessions),
         ...(settings.cookie_sessions_enabled
-          ? [createCookieSessionRouter(settings, service, browserSessions)]
+          ? [createCookieSessionRouter(settings, service, browserSessions, impersonation)]
           : []),
+        ...(settings.impersonation_enabled ? [createImpersonationRouter(impersonation)] : []),
       ],
       // SPEC-2 "Administration and self-service": the export's `user`, as `GET /auth/user` shows it.
       accountExport: {

@@ -14,9 +14,10 @@ import {
   UserPatchBody,
 } from './schemas.js';
 import type { AuthService } from './service.js';
+import type { Impersonation } from './impersonation.js';
 
 /** The `auth` router (SPEC "Authentication routes", except the settings routes). */
-export function createAuthRouter(service: AuthService): Router {
+export function createAuthRouter(service: AuthService, impersonation: Impersonation): Router {
   const auth = defineRouter({ prefix: '/auth', name: 'auth', tags: ['auth'] });
 
   auth.post(
@@ -52,8 +53,15 @@ export function createAuthRouter(service: AuthService): Router {
       body: LogoutBody,
       status: 204,
       allowPersonalToken: false, // SPEC-2 "Personal access tokens": a credential route
+      allowImpersonation: true, // SPEC-3 §4: ends the impersonation session only
     },
-    async (ctx) => service.logout(ctx.user, ctx.body.refresh_token),
+    async (ctx) => {
+      const user = ctx.user;
+      // SPEC-3 §4: with or without a body, an impersonation's logout ends that session only.
+      if (user.impersonatorId === undefined) return service.logout(user, ctx.body.refresh_token);
+      ctx.describeActivity('impersonation ended by logout');
+      await impersonation.end({ ...user, impersonatorId: user.impersonatorId });
+    },
   );
 
   auth.post(
@@ -66,9 +74,12 @@ export function createAuthRouter(service: AuthService): Router {
     // docs/performance.md: the guard loaded the caller and their permissions in this request already; the profile query
     // runs only when it did not (the swagger_noauth superuser).
     const user = ctx.user as AuthUser & { permissions?: string[] };
-    if (user.permissions) return { ...toUserOut(user), permissions: user.permissions };
+    // SPEC-3 §4: while impersonating, who is acting (one lookup, on impersonation requests only).
+    const impersonatedBy = await impersonation.impersonatedBy(user);
+    const extra = impersonatedBy ? { impersonatedBy } : {};
+    if (user.permissions) return { ...toUserOut(user), permissions: user.permissions, ...extra };
     const row = await service.profile(user.id);
-    return { ...toUserOut(row), permissions: row.permissions };
+    return { ...toUserOut(row), permissions: row.permissions, ...extra };
   });
 
   auth.patch(

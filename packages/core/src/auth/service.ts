@@ -183,7 +183,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     async authenticate(token, options = {}) {
       const check = signer.check(token, TOKEN_TYPES.access);
       if (!check.ok) throw new SvcError(ACCESS_FAILURES[check.failure]);
-      const { sub, iat, sid, auth_time: authTime } = check.claims;
+      const { sub, iat, sid, auth_time: authTime, act } = check.claims;
       // SPEC-2 "Sessions": a token's session is read in the same statement as its user.
       if (sid !== undefined && (typeof sid !== 'string' || !isUuid(sid)))
         throw new SvcError('auth.token_invalid');
@@ -199,11 +199,18 @@ export async function createAuthService(deps: AuthServiceDeps) {
       }
       if (!row.isActive) throw new SvcError('user.disabled');
       // SPEC-2 "Sessions": a revoked session's tokens are refused at once; tokens without `sid` are not checked.
-      if (sid !== undefined && row.sessionState !== 1) throw new SvcError('auth.session_revoked');
+      // SPEC-3 §4: an impersonation token (`act`) is good only in its live impersonation session (2: its
+      // superuser is still an active superuser), a login's token only in a login's session (1).
+      const impersonatorId = typeof act?.sub === 'string' && isUuid(act.sub) ? act.sub : undefined;
+      if (act !== undefined && (impersonatorId === undefined || sid === undefined))
+        throw new SvcError('auth.token_invalid');
+      if (sid !== undefined && row.sessionState !== (impersonatorId ? 2 : 1))
+        throw new SvcError('auth.session_revoked');
       const user = {
         ...toAuthUser(row),
         ...(sid !== undefined ? { sessionId: sid } : {}),
         ...(authTime !== undefined ? { authTime } : {}),
+        ...(impersonatorId !== undefined ? { impersonatorId } : {}),
       };
       return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
     },

@@ -11,6 +11,10 @@ export const SessionOut = z.object({
     .describe('As the client sent it at login, control characters replaced, at most 255 characters'),
   ip: z.string().describe('The client address at login, after the proxy rules'),
   current: z.boolean().describe("Whether it is the session of the request's access token"),
+  impersonatedBy: z
+    .object({ id: z.uuid(), username: z.string() })
+    .optional()
+    .describe('SPEC-3 §4: present on an impersonation session: the superuser acting as the user'),
 });
 
 /** Newest `lastUsedAt` first. */

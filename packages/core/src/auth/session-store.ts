@@ -1,4 +1,18 @@
-import { and, desc, eq, gt, inArray, isNull, lt, ne, sql, type SQL } from 'drizzle-orm';
+import {
+  and,
+  desc,
+  eq,
+  getTableColumns,
+  gt,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  ne,
+  or,
+  sql,
+  type SQL,
+} from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
 import { equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
@@ -28,12 +42,20 @@ export interface LoginSession extends SessionClient {
 export function sessionStateColumn(
   session: SessionTable,
   userId: SQL | { name: string },
+  user: CoreTables['user'],
 ): SQL<number | null> {
   // Found by its primary key alone, its user compared in the select list: with `user_id` in the WHERE clause
   // PostgreSQL may look the row up by the user's index and filter every session of the user (it did on tables
   // without statistics), and a user's sessions add up with each login.
+  // SPEC-3 §4: an impersonation session (2) lives only while its superuser is an active superuser, read here
+  // by the superuser's primary key in the same statement: a demotion or deactivation on any host ends it at
+  // once, with no query added (the inner user table shadows the outer one only inside EXISTS).
   const lookup = sql`(SELECT CASE WHEN ${session.userId} <> ${userId} THEN NULL
-      WHEN ${session.revokedAt} IS NULL THEN 1 ELSE 0 END
+      WHEN ${session.revokedAt} IS NOT NULL THEN 0
+      WHEN ${session.impersonatorId} IS NULL THEN 1
+      WHEN EXISTS (SELECT 1 FROM ${user} WHERE ${user.id} = ${session.impersonatorId}
+        AND ${user.isActive} AND ${user.isSuperuser}) THEN 2
+      ELSE 0 END
     FROM ${session} WHERE ${session.id} = ${sql.placeholder('sid')})`;
   // Nested: drizzle drops the table names of the columns written directly in a selected field of a
   // single-table query, which would make `user_id = id` compare two columns of the session row.
@@ -108,10 +130,10 @@ export function sessionWrites(db: Database, session: SessionTable) {
  */
 export function createSessionStore(
   db: Database,
-  tables: Pick<CoreTables, 'refreshToken'>,
+  tables: Pick<CoreTables, 'refreshToken' | 'user'>,
   session: SessionTable,
 ) {
-  const { refreshToken } = tables;
+  const { refreshToken, user: users } = tables;
   const orm = db.orm;
   // The refresh family column is text on both dialects; the session id is a uuid on PostgreSQL.
   const sessionIdText = db.dialect === 'pg' ? sql`${session.id}::text` : sql`${session.id}`;
@@ -147,14 +169,74 @@ export function createSessionStore(
      * be used (a login whose records went with a deactivation or a password change made outside the API is
      * over too).
      */
-    async listActive(userId: string, at: Date): Promise<SessionRow[]> {
+    async listActive(
+      userId: string,
+      at: Date,
+    ): Promise<(SessionRow & { impersonatorName: string | null })[]> {
       const usable = sql`EXISTS (SELECT 1 FROM ${refreshToken} WHERE ${refreshToken.family} = ${sessionIdText}
         AND ${refreshToken.spentAt} IS NULL AND ${gt(refreshToken.expiresAt, at)})`;
+      // SPEC-3 §4: an impersonation session has no refresh token; it is active until its token expires.
+      const impersonating = and(isNotNull(session.impersonatorId), gt(session.expiresAt, at));
+      const impersonatorName = sql<
+        string | null
+      >`(SELECT ${users.username} FROM ${users} WHERE ${users.id} = ${session.impersonatorId})`;
       return orm
-        .select()
+        .select({ ...getTableColumns(session), impersonatorName })
         .from(session)
-        .where(and(eq(session.userId, userId), isNull(session.revokedAt), usable))
+        .where(and(eq(session.userId, userId), isNull(session.revokedAt), or(usable, impersonating)))
         .orderBy(desc(session.lastUsedAt), desc(session.createdAt));
+    },
+
+    /** SPEC-3 §4: opens an impersonation session of `userId` for superuser `impersonatorId`. */
+    async createImpersonation(row: {
+      id: string;
+      userId: string;
+      impersonatorId: string;
+      at: Date;
+      expiresAt: Date;
+      client: SessionClient;
+    }): Promise<void> {
+      await orm.insert(session).values({
+        id: row.id,
+        userId: row.userId,
+        createdAt: row.at,
+        lastUsedAt: row.at,
+        userAgent: row.client.userAgent,
+        ip: row.client.ip,
+        impersonatorId: row.impersonatorId,
+        expiresAt: row.expiresAt,
+      });
+    },
+
+    /**
+     * SPEC-3 §4: ends the live impersonation sessions superuser `impersonatorId` opened (a demotion or a
+     * deactivation); returns them with their users.
+     */
+    async revokeImpersonationsBy(
+      impersonatorId: string,
+      at: Date,
+    ): Promise<{ id: string; userId: string }[]> {
+      return orm
+        .update(session)
+        .set({ revokedAt: at })
+        .where(
+          and(
+            eq(session.impersonatorId, impersonatorId),
+            isNull(session.revokedAt),
+            gt(session.expiresAt, at),
+          ),
+        )
+        .returning({ id: session.id, userId: session.userId });
+    },
+
+    /** The impersonator of a live session, or null (a login's session, revoked, or unknown). */
+    async impersonatorOf(id: string): Promise<string | null> {
+      const [row] = await orm
+        .select({ impersonatorId: session.impersonatorId })
+        .from(session)
+        .where(eq(session.id, id))
+        .limit(1);
+      return row?.impersonatorId ?? null;
     },
 
     /**

@@ -19,6 +19,8 @@ export interface SessionView {
   userAgent: string;
   ip: string;
   current: boolean;
+  /** SPEC-3 §4: on an impersonation session. */
+  impersonatedBy?: { id: string; username: string };
 }
 
 export interface SessionServiceDeps {
@@ -43,7 +45,10 @@ export function sessionClient(): SessionClient {
   };
 }
 
-function toView(row: SessionRow, current: string | undefined): SessionView {
+function toView(
+  row: SessionRow & { impersonatorName?: string | null },
+  current: string | undefined,
+): SessionView {
   return {
     id: row.id,
     createdAt: row.createdAt.toISOString(),
@@ -51,6 +56,10 @@ function toView(row: SessionRow, current: string | undefined): SessionView {
     userAgent: row.userAgent,
     ip: row.ip,
     current: row.id === current,
+    // SPEC-3 §4: an impersonation session is listed with its superuser.
+    ...(row.impersonatorId
+      ? { impersonatedBy: { id: row.impersonatorId, username: row.impersonatorName ?? '' } }
+      : {}),
   };
 }
 
@@ -77,9 +86,12 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   async function revokeOne(userId: string, sessionId: string): Promise<void> {
+    // SPEC-3 §4: revoking an impersonation session ends the impersonation (its event names the superuser).
+    const impersonatorId = isUuid(sessionId) ? await sessions.impersonatorOf(sessionId) : null;
     const ids = isUuid(sessionId) ? await sessions.revoke(userId, now(), { only: sessionId }) : [];
     if (ids.length === 0) throw new SvcError('auth.session_not_found');
     ended(userId, ids);
+    if (impersonatorId) ports.get('events').emit('impersonation_ended', { userId, impersonatorId });
   }
 
   return {

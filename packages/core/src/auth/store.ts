@@ -84,7 +84,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
     'svc_auth_user_by_id',
   );
   // SPEC-2 "Sessions": the state of the token's session (placeholder `sid`) rides along in the same statement.
-  const sessionState = sessionStateColumn(session, user.id);
+  const sessionState = sessionStateColumn(session, user.id, user);
   const byIdWithPermissions = prepare<
     (UserRow & { permissionsJson: string | null; sessionState: number | null })[]
   >(

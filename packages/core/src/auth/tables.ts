@@ -26,6 +26,11 @@ export function authTables(settings: Settings, dialect: Dialect) {
       userAgent: c.text('user_agent', { length: SESSION_USER_AGENT_MAX_LENGTH }).notNull().default(''),
       ip: c.text('ip', { length: SESSION_IP_MAX_LENGTH }).notNull().default(''),
       revokedAt: c.timestamp('revoked_at'),
+      // SPEC-3 §4: an impersonation session names its superuser (the `act` claim's `sub`) and ends with its
+      // only token (no refresh token); both null on a login's session. No foreign key: a deleted superuser
+      // leaves an id no user has, which the guard's state check reads as ended (session-store.ts).
+      impersonatorId: c.uuid('impersonator_id'),
+      expiresAt: c.timestamp('expires_at'),
     }),
     (t, x) => [
       // (user_id, last_used_at): a login purges the user's stale sessions as a range of it (auth/store.ts);

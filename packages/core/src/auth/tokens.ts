@@ -19,6 +19,8 @@ export interface TokenClaims {
    * without a login. Absent on tokens issued before it existed (such a session counts as not recent).
    */
   auth_time?: number;
+  /** SPEC-3 §4: the superuser acting as `sub` (RFC 8693 `act`), on impersonation access tokens only. */
+  act?: { sub?: unknown };
 }
 
 /** Why a token was refused, before any database work. */
@@ -43,6 +45,11 @@ export interface TokenSigner {
     family?: string,
     authTime?: number,
   ): { token: string; jti: string; family: string; expiresAt: Date };
+  /**
+   * SPEC-3 §4: an access token of `userId` in impersonation session `sessionId`, with `act: {sub:
+   * impersonatorId}`, valid `impersonation_expire_minutes`; its `auth_time` is the start.
+   */
+  signImpersonation(userId: string, sessionId: string, impersonatorId: string): string;
   /** A short-lived `mfa` token (SPEC "Tokens (JWT)": valid `mfa_otp_expire_minutes`). */
   signMfa(userId: string, extra?: Record<string, unknown>): string;
   /** Verifies signature, algorithm, expiry, `type` and `sub`, in the order of SPEC "Authentication" 3. */
@@ -87,6 +94,16 @@ export function createTokenSigner(deps: { settings: Settings; now: () => Date })
       if (sessionId) claims.sid = sessionId;
       if (authTime !== undefined) claims.auth_time = authTime;
       return sign(claims, settings.access_token_expire_minutes * 60);
+    },
+    signImpersonation(userId, sessionId, impersonatorId) {
+      const claims = {
+        sub: userId,
+        type: TOKEN_TYPES.access,
+        sid: sessionId,
+        auth_time: seconds(now()),
+        act: { sub: impersonatorId },
+      };
+      return sign(claims, settings.impersonation_expire_minutes * 60);
     },
     signRefresh(userId, family = randomUUID(), authTime) {
       const jti = randomUUID();

@@ -16,6 +16,7 @@ export function createEventsRouter(tickets: TicketStore): Router {
       // docs/sessions-and-tokens.md: a socket acts with the whole account (its audience, the superuser
       // snapshot) and outlives the request, so a personal token, which may carry less, gets no ticket.
       allowPersonalToken: false,
+      allowImpersonation: true, // SPEC-3 §4: the impersonator sees what the user sees
     },
     async (ctx): Promise<TicketOut> => {
       return { ticket: await tickets.issue(ctx.user.id, ctx.user.sessionId), expires_in: TICKET_TTL_SECONDS };

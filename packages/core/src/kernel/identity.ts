@@ -67,6 +67,11 @@ export interface AuthUser {
    * claim, seconds since the epoch; a refresh keeps it). Absent for personal tokens and older access tokens.
    */
   authTime?: number;
+  /**
+   * SPEC-3 §4: the superuser impersonating this user (the `act` claim of an impersonation session's token,
+   * checked against the session in the guard's query); absent otherwise.
+   */
+  impersonatorId?: string;
 }
 
 /** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */

@@ -21,8 +21,10 @@ export interface RequestRecord {
   /** The `logAs` template of the matched route and its path parameters. */
   logAs?: string;
   params?: Record<string, string>;
+  /** A description the handler set (`ctx.describeActivity`); wins over `logAs`. */
+  description?: string;
   /** The user the guard loaded, when it did. */
-  user?: { id: string; username: string; isSuperuser: boolean } | null;
+  user?: { id: string; username: string; isSuperuser: boolean; impersonatorId?: string } | null;
 }
 
 /** The name of a port (kernel/ports.ts `Ports`). */

@@ -58,6 +58,11 @@ export interface TokenService {
    * `type`, `sub`; SPEC "Authentication" 3) on the service's clock; null when it is refused.
    */
   checkMfa(token: string): MfaTokenClaims | null;
+  /**
+   * SPEC-3 §4: a superuser lost the power (demoted or deactivated): their impersonation sessions end, with
+   * their events. Optional: a token service without impersonation has none.
+   */
+  endImpersonationsBy?(superuserId: string): Promise<void>;
 }
 
 /** @deprecated use TokenService (the `tokens` port also issues and checks MFA tokens now) */
@@ -78,6 +83,9 @@ export interface CoreEvents {
   user_permissions_changed: { userId: string };
   /** SPEC-2 "Sessions": a session was ended (to the user and superusers). */
   session_revoked: { userId: string; sessionId: string };
+  /** SPEC-3 §4: a superuser began or ended impersonating a user (to superusers). */
+  impersonation_started: { userId: string; impersonatorId: string };
+  impersonation_ended: { userId: string; impersonatorId: string };
 }
 
 /**

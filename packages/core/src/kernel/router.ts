@@ -31,6 +31,12 @@ export interface ProtectionOptions {
    * @default false
    */
   requireRecentLogin?: boolean;
+  /**
+   * Whether a superuser impersonating the user may call the route (SPEC-3 §4): credential routes answer 403
+   * `access.impersonation_forbidden` before any other check of the route.
+   * @default the route's `allowPersonalToken` (credential routes refuse both); true on logout and tickets
+   */
+  allowImpersonation?: boolean;
 }
 
 /** Options of one route. */
@@ -126,6 +132,11 @@ export interface HandlerContext<
    * enveloped when it sets the session cookies).
    */
   setEnvelope(policy: boolean | 'auth-token'): void;
+  /**
+   * The activity log description of this request, instead of the route's `logAs` (SPEC-3 §4: an impersonation's
+   * reason). Sanitised and cut to the column's length like every description.
+   */
+  describeActivity(description: string): void;
   /** Overrides the success status of this response. */
   setStatus(status: number): void;
 }

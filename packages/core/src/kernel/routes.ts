@@ -21,17 +21,21 @@ export interface Requirements {
   allowPersonalToken: boolean;
   /** The session must have begun with a recent login (SPEC-3 §7 rule 1): router or route says so. */
   requireRecentLogin: boolean;
+  /** SPEC-3 §4: an impersonation session may call it (route, else router, else `allowPersonalToken`). */
+  allowImpersonation: boolean;
 }
 
 /** Router and route protection added up: public from the route else the router, the rest combined. */
 export function combineRequirements(router: ProtectionOptions, route: ProtectionOptions): Requirements {
+  const allowPersonalToken = router.allowPersonalToken !== false && route.allowPersonalToken !== false;
   return {
     public: Boolean(route.public ?? router.public),
     permissions: [...new Set([...(router.permissions ?? []), ...(route.permissions ?? [])])],
     requireStaff: Boolean(router.requireStaff || route.requireStaff),
     requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
-    allowPersonalToken: router.allowPersonalToken !== false && route.allowPersonalToken !== false,
+    allowPersonalToken,
     requireRecentLogin: Boolean(router.requireRecentLogin || route.requireRecentLogin),
+    allowImpersonation: route.allowImpersonation ?? router.allowImpersonation ?? allowPersonalToken,
   };
 }
 

@@ -167,6 +167,10 @@ export function createUserService(deps: UserServiceDeps) {
       if (deactivated) notices.push('deactivated');
       if (current.isSuperuser !== updated.isSuperuser) notices.push('superuser_changed');
       for (const change of notices) deps.events().userChanged(updated.id, change);
+      // SPEC-3 §4: a superuser demoted or deactivated ends their impersonations at once (the guard already
+      // refuses their tokens; this records the end and tells superusers).
+      if (current.isSuperuser && (!updated.isSuperuser || deactivated))
+        await deps.tokens().endImpersonationsBy?.(updated.id);
       return toUserOut(updated);
     },
 

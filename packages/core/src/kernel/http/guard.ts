@@ -94,6 +94,9 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     user = await authenticator.authenticate(token, { withPermissions: true });
   }
   input.onUser?.(user);
+  // SPEC-3 §4: while impersonating, every credential route is refused before any other check of the route.
+  if (user.impersonatorId !== undefined && !requirements.allowImpersonation)
+    throw new SvcError('access.impersonation_forbidden');
   // SPEC-3 §7 rule 1: adding a lasting credential needs a recent login, a superuser's too (the claim was read
   // with the token: no query).
   if (requirements.requireRecentLogin) assertRecentLogin(user, settings);

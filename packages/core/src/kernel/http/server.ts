@@ -313,11 +313,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       bearerToken: bearerToken(req.headers.authorization),
       logAs: res.locals.logAs,
       params: res.locals.params,
+      description: res.locals.description,
       user: res.locals.user
         ? {
             id: res.locals.user.id,
             username: res.locals.user.username,
             isSuperuser: res.locals.user.isSuperuser,
+            ...(res.locals.user.impersonatorId ? { impersonatorId: res.locals.user.impersonatorId } : {}),
           }
         : res.locals.user === null
           ? null
@@ -451,6 +453,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       setHeader: (name, value) => res.setHeader(name, value),
       setStatus: (s) => {
         status = s;
+      },
+      describeActivity: (description) => {
+        res.locals.description = description;
       },
       setEnvelope: (policy) => {
         envelopePolicy = policy;
