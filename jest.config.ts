@@ -19,6 +19,7 @@ const config: Config = {
     '^@svc/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',
     '^@svc/migrations$': '<rootDir>/packages/migrations/src/index.ts',
     '^@svc/client$': '<rootDir>/packages/client/src/index.ts',
+    '^@svc/react$': '<rootDir>/packages/react/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],

@@ -30,7 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'migrations', 'cli', 'client']; // dependency order (client: none)
+const PACKAGES = ['core', 'migrations', 'cli', 'client', 'react']; // dependency order (client: none; react: client)
 const ADMIN_PASSWORD = 'packaging-check-correct-horse-battery';
 const READER_PASSWORD = 'packaging-check-reader-password';
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -58,6 +58,7 @@ const REQUIRED_FILES = {
   migrations: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'],
   cli: ['package.json', 'README.md', 'bin/svc.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
   client: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/schema.d.ts'],
+  react: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/store.js'],
 };
 const FORBIDDEN_FILES = [
   [/\.test\.[cm]?[jt]s/, 'a test file'],

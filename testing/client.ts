@@ -20,8 +20,8 @@ export function expiredCopyOf(accessToken: string): string {
 }
 
 /**
- * A second listener on a test app's own request handler that counts `POST /api/auth/refresh-token` and the
- * statuses it answered, and serves `pages` (path to content type and body) beside the API: one origin.
+ * A second listener on a test app's own request handler that counts `POST /api/auth/refresh-token` and
+ * `POST /api/auth/session/refresh` and the statuses they answered, and serves `pages` (path to content type and body) beside the API: one origin.
  */
 export interface CountingServer {
   url: string;
@@ -47,13 +47,38 @@ export async function countingServer(
       res.writeHead(200, { 'content-type': page.type, 'cache-control': 'no-store' }).end(page.body);
       return;
     }
-    if (req.method === 'POST' && path === '/api/auth/refresh-token') {
+    // Both refresh routes: the bearer one and the cookie session's (SPEC-3 section 5).
+    if (
+      req.method === 'POST' &&
+      (path === '/api/auth/refresh-token' || path === '/api/auth/session/refresh')
+    ) {
       refreshes += 1;
       res.once('finish', () => {
         if (res.statusCode === 200) rotations += 1;
       });
     }
     handler(req, res);
+  });
+  // The event stream's WebSocket handshakes go on to the app's own listener, where its socket server is.
+  const upgraded = new Set<Socket>();
+  server.on('upgrade', (req, socket: Socket, head: Buffer) => {
+    const upstream = connect(portOf(app.url), '127.0.0.1', () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      upstream.write(head);
+      socket.pipe(upstream).pipe(socket);
+    });
+    for (const end of [socket, upstream]) {
+      upgraded.add(end);
+      end.on('error', () => end.destroy());
+      end.on('close', () => {
+        upgraded.delete(end);
+        socket.destroy();
+        upstream.destroy();
+      });
+    }
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const address = server.address() as AddressInfo;
@@ -63,6 +88,7 @@ export async function countingServer(
     rotations: () => rotations,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const socket of upgraded) socket.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -129,6 +155,33 @@ export async function bundleClient(): Promise<string> {
     target: 'es2022',
     write: false,
     logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/**
+ * A page's script bundled by esbuild with React (production build; 19, or 18) and @svc/react and @svc/client
+ * from their sources, as a frontend's bundler would: for the React browser tests (test/browser/react-page.ts).
+ */
+export async function bundleReactPage(entry: string, react: 18 | 19 = 19): Promise<string> {
+  const { build } = await import('esbuild');
+  const source = (path: string) => new URL(`../packages/${path}`, import.meta.url).pathname;
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+    minify: true,
+    define: { 'process.env.NODE_ENV': '"production"' },
+    alias: {
+      '@svc/client': source('client/src/index.ts'),
+      '@svc/react': source('react/src/index.ts'),
+      // React 18, the oldest of the peer range: the repository's `react-18` and `react-dom-18` (npm aliases).
+      ...(react === 18 ? { react: 'react-18', 'react-dom': 'react-dom-18' } : {}),
+    },
   });
   return result.outputFiles[0]!.text;
 }

@@ -12,7 +12,7 @@ import {
   type TestDatabase,
 } from '@svc/core/testing';
 import { freePort } from '../../testing/cli-process.js';
-import { bundleClient, countingServer, type CountingServer } from '../../testing/client.js';
+import { bundleClient, bundleReactPage, countingServer, type CountingServer } from '../../testing/client.js';
 
 /** Where Chromium is: `SVC_TEST_CHROMIUM`, else Debian's `/usr/bin/chromium`. */
 export const CHROMIUM_PATH = process.env.SVC_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -67,6 +67,16 @@ export interface ChromiumSuiteOptions {
    * enabled and `webauthn_rp_id` / `webauthn_origins` naming that origin; open pages with {@link passkeyPage}.
    */
   passkeys?: boolean;
+  /**
+   * Cookie sessions (SPEC-3 section 5) on: `cookie_sessions_enabled`, and the page's origin (the counting
+   * server's, on a port chosen before the app starts) in `csrf_trusted_origins`.
+   */
+  cookieSessions?: boolean;
+  /**
+   * Serve this TypeScript page, bundled with React 19, @svc/react and @svc/client, at `/app.js`, and bundled with
+   * React 18 at `/app18.js` (the HTML `page` at `/react18` loads that one).
+   */
+  reactPage?: string;
   settings?: StartTestAppOptions['settings'];
 }
 
@@ -79,7 +89,7 @@ export function chromiumSuite(options: ChromiumSuiteOptions = {}): ChromiumSuite
   const sqlite = createSqliteDatabase();
   const suite = { database: { dialect: 'sqlite', label: 'sqlite', url: sqlite.url } } as ChromiumSuite;
   beforeAll(async () => {
-    const port = options.passkeys ? await freePort() : 0;
+    const port = options.passkeys || options.cookieSessions ? await freePort() : 0;
     const passkeySettings = options.passkeys
       ? {
           passkeys_enabled: true,
@@ -87,13 +97,25 @@ export function chromiumSuite(options: ChromiumSuiteOptions = {}): ChromiumSuite
           webauthn_origins: `http://localhost:${port}`,
         }
       : {};
+    const cookieSettings = options.cookieSessions
+      ? {
+          cookie_sessions_enabled: true,
+          csrf_trusted_origins: `http://${options.passkeys ? 'localhost' : '127.0.0.1'}:${port}`,
+        }
+      : {};
     suite.app = await startTestApp({
       database: suite.database,
-      settings: { ...passkeySettings, ...options.settings },
+      settings: { ...passkeySettings, ...cookieSettings, ...options.settings },
     });
     const pages: Record<string, { type: string; body: string }> = {};
     if (options.page !== undefined) pages['/'] = { type: 'text/html', body: options.page };
     if (options.client) pages['/client.js'] = { type: 'text/javascript', body: await bundleClient() };
+    if (options.reactPage) {
+      pages['/app.js'] = { type: 'text/javascript', body: await bundleReactPage(options.reactPage) };
+      pages['/app18.js'] = { type: 'text/javascript', body: await bundleReactPage(options.reactPage, 18) };
+      if (options.page !== undefined)
+        pages['/react18'] = { type: 'text/html', body: options.page.replace('/app.js', '/app18.js') };
+    }
     suite.server = await countingServer(suite.app, pages, port);
     suite.origin = options.passkeys ? `http://localhost:${port}` : suite.server.url;
     suite.browser = await launchBrowser();

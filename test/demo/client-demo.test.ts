@@ -1,7 +1,8 @@
 // The example frontend (examples/client-demo, docs/client.md): esbuild builds it with @svc/client bundled, tsc
 // accepts its TypeScript, and in Chromium, served by the demo project itself at /app/ (its `staticFiles`, started as
 // `pnpm demo` starts it: init, its notes migration, serve), it logs a TOTP user in through the MFA step against the
-// same origin, shows the settings form from the UI schema and saves a change, and lists live events.
+// same origin with a cookie session (nothing in storage), shows the settings form from the UI schema and saves a
+// change, lists live events, and lets the superuser impersonate a user ("Impersonating frank (end)").
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -94,7 +95,7 @@ if (missing) {
       rmSync(root, { recursive: true, force: true });
     }, 30_000);
 
-    it('logs in through the MFA step, saves a setting from the schema form and lists events', async () => {
+    it('logs in through the MFA step with a cookie session, saves a setting, lists events, impersonates', async () => {
       // The demo admin with TOTP, so that the page's login takes the MFA step.
       const api = createClient(url);
       const { secret } = await enrolTotp(
@@ -106,7 +107,8 @@ if (missing) {
         },
         admin,
       );
-      const page = await (await loopbackContext(browser)).newPage();
+      const context = await loopbackContext(browser);
+      const page = await context.newPage();
       const refused: string[] = [];
       page.on('console', (message) => {
         if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
@@ -130,12 +132,23 @@ if (missing) {
       await theme.waitFor(); // the form renders after the user's name shows: count() alone does not wait
       expect(await theme.locator('option').count()).toBe(3);
       await theme.selectOption(JSON.stringify('dark'));
-      // Read back with the page's own access token, kept by the page's origin, which is the demo's.
-      const pair = await page.evaluate(() => (globalThis as any).localStorage.getItem('svc.auth') as string);
-      const adminApi = createClient(url, JSON.parse(pair).accessToken as string);
+      // The page is in cookie mode (docs/browser-sessions.md): the session is in HttpOnly cookies and the
+      // page's storage holds nothing. Read back with the page's own session cookie.
+      expect(
+        await page.evaluate(() => [
+          (globalThis as any).localStorage.length,
+          (globalThis as any).sessionStorage.length,
+        ]),
+      ).toEqual([0, 0]);
+      // `__Host-svc_session` when the server makes its cookies Secure (SPEC-3 section 5), else `svc_session`.
+      const sessionCookie = (await context.cookies()).find((cookie) =>
+        /^(__Host-)?svc_session$/.test(cookie.name),
+      )!;
+      expect(sessionCookie.httpOnly).toBe(true);
+      const cookie = { cookie: `${sessionCookie.name}=${sessionCookie.value}` };
       let stored: unknown;
       for (let i = 0; i < 100 && stored !== 'dark'; i++) {
-        stored = (await adminApi.get('/api/auth/user/settings')).body.data.appearance.theme;
+        stored = (await api.get('/api/auth/user/settings', { headers: cookie })).body.data.appearance.theme;
         if (stored !== 'dark') await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(stored).toBe('dark');
@@ -147,6 +160,27 @@ if (missing) {
       expect((await api.post('/api/auth/register', frank)).status).toBe(201);
       expect((await api.post('/api/auth/token', undefined, { form: frank })).status).toBe(200);
       await page.locator('#events li', { hasText: 'login' }).first().waitFor();
+
+      // The superuser impersonates frank (SPEC-3 section 4, the demo's `impersonation_enabled`): the page
+      // works as frank and says so; "end" logs that session out and returns to the admin's own.
+      await page.fill('#impersonate-form [name=username]', frank.username);
+      await page.fill('#impersonate-form [name=reason]', 'checking what frank sees');
+      await page.click('#impersonate-form button');
+      await page.locator('#impersonating', { hasText: 'Impersonating frank' }).waitFor();
+      expect((await page.locator('#impersonating').innerText()).replace(/\s+/g, ' ').trim()).toBe(
+        'Impersonating frank (end)',
+      );
+      expect(await page.locator('#username').textContent()).toBe('frank');
+      await page.click('#end-impersonation');
+      await page.locator('#username', { hasText: admin.username }).waitFor();
+      expect(await page.locator('#impersonating').isVisible()).toBe(false);
+      // Frank's session list no longer holds the impersonation session: "end" logged it out.
+      const frankApi = createClient(
+        url,
+        (await api.post('/api/auth/token', undefined, { form: frank })).body.access_token as string,
+      );
+      const sessions = (await frankApi.get('/api/auth/sessions')).body.data as { impersonatedBy?: unknown }[];
+      expect(sessions.filter((item) => item.impersonatedBy)).toEqual([]);
       expect(refused).toEqual([]);
     });
   });

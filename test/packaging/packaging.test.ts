@@ -96,11 +96,16 @@ describe('packaging: tarballs installed with npm outside the repository (docs/ge
         '@svc/migrations',
         '@svc/cli',
         '@svc/client',
+        '@svc/react',
       ]);
       // The browser and Node client depends on no other svc package (docs/client.md).
       expect(
         Object.keys(summary.tarballs.find((tarball) => tarball.name === '@svc/client')!.dependencies),
       ).toEqual(['openapi-fetch']);
+      // The React bindings bring the client only; React is the project's own (a peer, docs/react.md).
+      expect(
+        Object.keys(summary.tarballs.find((tarball) => tarball.name === '@svc/react')!.dependencies),
+      ).toEqual(['@svc/client']);
       for (const tarball of summary.tarballs) {
         expect(tarball.declarations).toBeGreaterThan(0);
         expect(tarball.javascript).toBeGreaterThan(0);

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
  * packaging.test.ts.
  */
 const REPO = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../..');
-const PACKAGES = ['core', 'migrations', 'cli', 'client'] as const;
+const PACKAGES = ['core', 'migrations', 'cli', 'client', 'react'] as const;
 const REPOSITORY = 'https://github.com/svc-dev/svc';
 /** The public entry of @svc/core for projects' tests (docs/getting-started.md "Test your routes"). */
 const PUBLIC_TESTING = /^dist\/testing\/(index|each|test-app)\.(js|d\.ts)$/;

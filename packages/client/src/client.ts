@@ -1,4 +1,5 @@
 import createFetchClient, { type Client as FetchClient } from 'openapi-fetch';
+import { cookieSessionStorage, csrfVersion, readCsrf } from './cookie.js';
 import { apiErrorOf, SvcApiError } from './errors.js';
 import { subscribeEvents, type EventsOptions, type EventsSubscription } from './events.js';
 import { createCredential, getAssertion } from './passkey.js';
@@ -7,15 +8,30 @@ import { createRefresher, type SignedOutReason } from './refresh.js';
 import type { paths } from './schema.js';
 import { expiresAt, localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
 
-/** The current user as `GET /auth/user` returns it (SPEC "User"), with `permissions`. */
-export type SvcUser = paths['/api/auth/user']['get']['responses'][200]['content']['application/json']['data'];
+/**
+ * The current user as `GET /auth/user` returns it (SPEC "User"), with `permissions`; while a superuser
+ * impersonates them, `impersonatedBy` names the superuser (SPEC-3 section 4).
+ */
+export type SvcUser =
+  paths['/api/auth/user']['get']['responses'][200]['content']['application/json']['data'] & {
+    impersonatedBy?: { id: string; username: string } | null;
+  };
 
 export interface ClientOptions {
   /** The server's origin (and any path it is mounted under), without `/api`: `https://app.example.com`. */
   baseUrl: string;
   /**
-   * Where the token pair lives. @default `localTokenStorage()` in a browser (shared by the origin's tabs),
-   * `memoryStorage()` elsewhere
+   * Where the session's tokens live (docs/client.md "Cookie mode", SPEC-3 section 5):
+   * - `'bearer'`: the client keeps the token pair in `storage` and sends `Authorization: Bearer`;
+   * - `'cookie'`: the server keeps them in HttpOnly cookies the page cannot read (`POST /auth/session`,
+   *   `POST /auth/session/refresh`, `DELETE /auth/session`); the client sends `X-CSRF-Token` on unsafe methods
+   *   and stores nothing. Needs a browser, and the page on the API's origin or under its `cookie_domain`.
+   * @default 'bearer'
+   */
+  session?: 'bearer' | 'cookie';
+  /**
+   * Where the token pair lives (bearer mode; the cookie mode refuses a storage).
+   * @default `localTokenStorage()` in a browser (shared by the origin's tabs), `memoryStorage()` elsewhere
    */
   storage?: TokenStorage;
   /** The fetch every request goes through. @default globalThis.fetch */
@@ -35,16 +51,25 @@ export interface ClientOptions {
 export type SvcPasskey =
   paths['/api/auth/passkeys/register']['post']['responses'][201]['content']['application/json']['data'];
 
+/**
+ * A completed login. In cookie mode the server answers with the user (SPEC-3 section 5), given here as `user`;
+ * the bearer mode's token routes do not, so there it is absent.
+ */
+export interface SignedIn {
+  status: 'signed-in';
+  user?: SvcUser;
+}
+
 /** The answer of `login`: signed in, or a second step to complete (SPEC "Authentication" 5). */
-export type LoginResult = { status: 'signed-in' } | MfaStep;
+export type LoginResult = SignedIn | MfaStep;
 
 /** A pending login that needs a second factor: a code (TOTP, email, SMS, backup) or, where enrolled, a passkey. */
 export interface MfaStep {
   status: 'mfa-required';
   /** Completes the login with a TOTP, email or SMS code or a backup code (`POST /mfa/verify`). */
-  verifyMfa(code: string): Promise<{ status: 'signed-in' }>;
+  verifyMfa(code: string): Promise<SignedIn>;
   /** Completes it with a passkey (`POST /mfa/webauthn/options`, then `POST /mfa/verify`), SPEC-2 section 6. */
-  verifyWithPasskey(): Promise<{ status: 'signed-in' }>;
+  verifyWithPasskey(): Promise<SignedIn>;
 }
 
 /** A client of one svc server. */
@@ -52,13 +77,16 @@ export interface SvcClient {
   /** Password login (`POST /auth/token`); throws `SvcApiError` `auth.invalid_credentials` and the like. */
   login(username: string, password: string): Promise<LoginResult>;
   /** Passkey login (SPEC-2 section 6): options, the browser's prompt, then the token pair. */
-  loginWithPasskey(options?: { username?: string; signal?: AbortSignal }): Promise<{ status: 'signed-in' }>;
+  loginWithPasskey(options?: { username?: string; signal?: AbortSignal }): Promise<SignedIn>;
   /**
    * Registers a passkey for the signed-in user (SPEC-2 section 6): creation options, the browser's prompt,
    * then `POST /auth/passkeys/register`. Resolves with the stored passkey `{id, name, createdAt, ...}`.
    */
   registerPasskey(options?: { name?: string; signal?: AbortSignal }): Promise<SvcPasskey>;
-  /** Ends this login on the server (`POST /auth/logout` with its refresh token) and forgets it in every tab. */
+  /**
+   * Ends this login on the server (`POST /auth/logout` with its refresh token; in cookie mode
+   * `DELETE /auth/session`, which clears the cookies) and forgets it in every tab.
+   */
   logout(): Promise<void>;
   /** `GET /auth/user`: the signed-in user with permissions. */
   user(): Promise<SvcUser>;
@@ -90,12 +118,26 @@ export interface SvcClient {
   isSignedIn(): Promise<boolean>;
   /** Called when the login ends: logout here or in another tab, a refused refresh, a revoked login. */
   onSignedOut(listener: (reason: SignedOutReason) => void): () => void;
+  /** Called when a login completes, in this client or another tab of the origin (not on a refresh). */
+  onSignedIn(listener: () => void): () => void;
+  /** `'bearer'` or `'cookie'`: how this client holds the session ({@link ClientOptions.session}). */
+  readonly session: 'bearer' | 'cookie';
   /** Stops listening to the other tabs. */
   close(): void;
 }
 
 /** 401 codes that say the login itself is over: refreshing cannot help (SPEC "Authentication" 3, SPEC-2 4). */
 const LOGIN_OVER = new Set(['auth.token_revoked', 'auth.session_revoked', 'user.not_found']);
+
+/**
+ * Cookie mode: 401 codes a refresh can cure. The browser drops `svc_session` when the access token expires
+ * (the cookie expires with it), so the request arrives without a credential (`auth.not_authenticated`); a
+ * client clock ahead of the server's may still send an expired one (`auth.token_invalid`).
+ */
+const COOKIE_EXPIRED = new Set(['auth.not_authenticated', 'auth.token_invalid']);
+
+/** Methods the server checks the CSRF header on (SPEC-3 section 5). */
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Token routes answer bare unless `wrap_auth_token_response` (SPEC "Response envelope"); other JSON is wrapped. */
 function unwrap<T>(body: unknown): T {
@@ -115,17 +157,29 @@ function unwrap<T>(body: unknown): T {
 export function createClient(options: ClientOptions): SvcClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   const baseOrigin = new URL(base).origin;
-  // Late-bound: a page or test may replace globalThis.fetch after the client is made.
-  const send: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+  const cookieMode = options.session === 'cookie';
+  if (cookieMode && options.storage)
+    throw new TypeError("createClient: session 'cookie' keeps no tokens in a storage; leave `storage` out");
+  // Late-bound: a page or test may replace globalThis.fetch after the client is made. In cookie mode every
+  // request carries the browser's cookies, also to an API on another origin under the same `cookie_domain`.
+  const fetchOf: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+  const send: typeof fetch = cookieMode
+    ? (input, init) => fetchOf(input, { ...init, credentials: 'include' })
+    : fetchOf;
   const { storage, signedInNow, ready } = trackSignedIn(
-    options.storage ?? (inBrowser() && browserStorage() ? localTokenStorage() : memoryStorage()),
+    cookieMode
+      ? cookieSessionStorage()
+      : (options.storage ?? (inBrowser() && browserStorage() ? localTokenStorage() : memoryStorage())),
   );
   const crossTab = options.crossTab ?? inBrowser();
   const listeners = new Set<(reason: SignedOutReason) => void>();
+  const signInListeners = new Set<() => void>();
 
   async function post(path: string, body: unknown, init: { form?: boolean; token?: string } = {}) {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.token) headers.authorization = `Bearer ${init.token}`;
+    // SPEC-3 section 5: a token-issuing route answers like POST /auth/session, setting the cookies, when asked.
+    if (cookieMode && TOKEN_ISSUING.has(path)) headers['x-svc-session'] = 'cookie';
     let payload: string | undefined;
     if (init.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -152,15 +206,43 @@ export function createClient(options: ClientOptions): SvcClient {
     crossTabName: crossTab ? `svc-auth:${base}` : undefined,
     graceMs: options.refreshGraceMs ?? 10_000,
     async requestRefresh(refreshToken) {
+      if (cookieMode) {
+        // The refresh cookie goes by itself (its Path is /api/auth/session); the CSRF header must match.
+        const response = await send(`${base}/api/auth/session/refresh`, {
+          method: 'POST',
+          headers: { accept: 'application/json', 'x-csrf-token': readCsrf() ?? '' },
+        });
+        if (!response.ok) throw await apiErrorOf(response);
+        return cookiePair();
+      }
       return pairOf(await post('/api/auth/refresh-token', { refresh_token: refreshToken }), refreshToken);
     },
     onSignedOut(reason) {
       for (const listener of listeners) listener(reason);
     },
+    onSignedIn() {
+      for (const listener of signInListeners) listener();
+    },
   });
 
-  async function signedIn(body: unknown): Promise<{ status: 'signed-in' }> {
-    await refresher.store(pairOf(body));
+  /** Cookie mode: the session's version after the server set the cookies; an error when the page cannot see them. */
+  function cookiePair(): TokenPair {
+    const pair = storage.get() as TokenPair | null;
+    if (!pair)
+      throw new Error(
+        'cookie session: the server answered but no svc_csrf cookie is readable here; serve the page on the ' +
+          "API's origin or under its cookie_domain (docs/browser-sessions.md)",
+      );
+    return pair;
+  }
+
+  async function signedIn(body: unknown): Promise<SignedIn> {
+    if (cookieMode) {
+      await refresher.store(cookiePair(), true);
+      const user = (body as { user?: SvcUser } | undefined)?.user;
+      return user ? { status: 'signed-in', user } : { status: 'signed-in' };
+    }
+    await refresher.store(pairOf(body), true);
     return { status: 'signed-in' };
   }
 
@@ -178,11 +260,50 @@ export function createClient(options: ClientOptions): SvcClient {
     };
   }
 
+  /**
+   * Cookie mode: the CSRF header on an unsafe method, read from the cookie as the request leaves (another tab
+   * may have refreshed meanwhile); the session's version it belongs to, or null when signed out.
+   */
+  function withCsrf(request: Request): string | null {
+    const csrf = readCsrf();
+    if (csrf && UNSAFE_METHODS.has(request.method.toUpperCase())) request.headers.set('x-csrf-token', csrf);
+    return csrf && csrfVersion(csrf);
+  }
+
+  /** Cookie mode's {@link authedFetch}: the cookies go by themselves; a 401 a refresh can cure gets one. */
+  async function cookieFetch(input: Request): Promise<Response> {
+    const retry = input.clone();
+    const sent = withCsrf(input);
+    const response = await send(input);
+    if (!sent) return response;
+    if (response.status === 403) {
+      // The CSRF cookie changed between reading it and the server's check (a refresh in another tab): the
+      // header no longer matches; once more with the current one.
+      const error = await apiErrorOf(response.clone());
+      const now = readCsrf();
+      if ((error.code as string) !== 'auth.csrf_failed' || !now || csrfVersion(now) === sent) return response;
+      withCsrf(retry);
+      return send(retry);
+    }
+    if (response.status !== 401) return response;
+    const error = await apiErrorOf(response.clone());
+    if (LOGIN_OVER.has(error.code)) {
+      if ((storage.get() as TokenPair | null)?.accessToken === sent) await refresher.signOut('revoked');
+      return response;
+    }
+    if (!COOKIE_EXPIRED.has(error.code)) return response;
+    const fresh = await refresher.refresh(sent);
+    if (!fresh) return response;
+    withCsrf(retry);
+    return send(retry);
+  }
+
   /** The request with the stored access token; the same request again after one refresh when it expired. */
   async function authedFetch(input: Request): Promise<Response> {
     // SPEC-3 §7 rule 10: the bearer token goes to the server's origin only, whoever built the request.
     if (new URL(input.url).origin !== baseOrigin)
       throw new TypeError(`client.fetch: ${input.url} is not on ${baseOrigin}; no request was sent`);
+    if (cookieMode) return cookieFetch(input);
     const retry = input.clone();
     const pair = await storage.get();
     if (pair) input.headers.set('authorization', `Bearer ${pair.accessToken}`);
@@ -224,9 +345,30 @@ export function createClient(options: ClientOptions): SvcClient {
     return unwrap<T>(await response.json());
   }
 
+  /**
+   * Cookie mode's logout: `DELETE /auth/session` ends this session only and clears the cookies (SPEC-3 section
+   * 5); an expired access cookie is refreshed first, as the bearer mode does, so the right session ends.
+   */
+  async function cookieLogout(): Promise<void> {
+    try {
+      if (!readCsrf()) return;
+      const response = await cookieFetch(
+        new Request(`${base}/api/auth/session`, {
+          method: 'DELETE',
+          headers: { accept: 'application/json' },
+        }),
+      );
+      // A session already over is signed out all the same; anything else is the caller's to see.
+      if (!response.ok && response.status !== 401) throw await apiErrorOf(response);
+    } finally {
+      await refresher.signOut('logout');
+    }
+  }
+
   return {
     async login(username, password) {
-      const body = (await post('/api/auth/token', { username, password }, { form: true })) as {
+      const path = cookieMode ? '/api/auth/session' : '/api/auth/token';
+      const body = (await post(path, { username, password }, { form: true })) as {
         mfa_required?: boolean;
         mfa_token?: string;
       };
@@ -249,6 +391,7 @@ export function createClient(options: ClientOptions): SvcClient {
       });
     },
     async logout() {
+      if (cookieMode) return cookieLogout();
       try {
         // SPEC "Refresh token and login": logout with the caller's refresh token ends that login only; any other
         // body ends all of the user's logins. So the body carries the pair's current refresh token: after a
@@ -306,11 +449,24 @@ export function createClient(options: ClientOptions): SvcClient {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    onSignedIn(listener) {
+      signInListeners.add(listener);
+      return () => signInListeners.delete(listener);
+    },
+    session: cookieMode ? 'cookie' : 'bearer',
     close() {
       refresher.close();
     },
   };
 }
+
+/** Routes that issue tokens, which set the cookies instead when asked with `X-Svc-Session: cookie` (SPEC-3 §5). */
+const TOKEN_ISSUING = new Set([
+  '/api/mfa/verify',
+  '/api/auth/passkey/token',
+  '/api/auth/oauth/exchange',
+  '/api/auth/invitation/accept',
+]);
 
 /** Options answers are `{challengeId, options}` or the options themselves (SPEC-2 section 6). */
 function unwrapOptions(value: unknown): { challenge: string } {

@@ -1,6 +1,14 @@
 // @svc/client: the browser and Node client of an svc server (docs/client.md).
 export { createClient } from './client.js';
-export type { ClientOptions, LoginResult, MfaStep, SvcClient, SvcPasskey, SvcUser } from './client.js';
+export type {
+  ClientOptions,
+  LoginResult,
+  MfaStep,
+  SignedIn,
+  SvcClient,
+  SvcPasskey,
+  SvcUser,
+} from './client.js';
 export { SvcApiError } from './errors.js';
 export type { ClientErrorCode, SvcErrorItem } from './errors.js';
 export { SVC_ERROR_CODES, type SvcErrorCode } from './codes.js';

@@ -9,7 +9,8 @@ export type SignedOutReason =
   | 'revoked'; // a request answered that the login is over (password change, session revoked, user deleted)
 
 /** Messages between tabs of one origin on the BroadcastChannel. */
-type TabMessage = { type: 'tokens'; pair: TokenPair } | { type: 'signed-out'; reason: SignedOutReason };
+type TabMessage =
+  { type: 'tokens'; pair: TokenPair; login?: boolean } | { type: 'signed-out'; reason: SignedOutReason };
 
 export interface RefresherOptions {
   storage: TokenStorage;
@@ -20,6 +21,8 @@ export interface RefresherOptions {
   /** How long a refused reuse waits for another tab's pair (SPEC `refresh_reuse_grace_seconds`). */
   graceMs: number;
   onSignedOut(reason: SignedOutReason): void;
+  /** A login stored here or in another tab (not a refresh). */
+  onSignedIn?(): void;
 }
 
 export interface Refresher {
@@ -29,8 +32,8 @@ export interface Refresher {
    * null when signed out; rejects (keeping the pair) when the server could not be asked (network, 5xx, 429).
    */
   refresh(stale: string): Promise<TokenPair | null>;
-  /** Stores a pair (login) and hands it to the other tabs. */
-  store(pair: TokenPair): Promise<void>;
+  /** Stores a pair (a login when `login`, else a refresh) and hands it to the other tabs. */
+  store(pair: TokenPair, login?: boolean): Promise<void>;
   /** Forgets the pair here and in the other tabs. */
   signOut(reason: SignedOutReason): Promise<void>;
   close(): void;
@@ -70,6 +73,7 @@ export function createRefresher(options: RefresherOptions): Refresher {
       if (message?.type === 'tokens') {
         void Promise.resolve(storage.shared ? undefined : storage.set(message.pair)).then(() => {
           for (const arrived of arrivals) arrived(message.pair);
+          if (message.login) options.onSignedIn?.();
         });
       } else if (message?.type === 'signed-out') {
         void Promise.resolve(storage.shared ? undefined : storage.set(null)).then(() => {
@@ -80,9 +84,10 @@ export function createRefresher(options: RefresherOptions): Refresher {
     };
   }
 
-  async function store(pair: TokenPair): Promise<void> {
+  async function store(pair: TokenPair, login = false): Promise<void> {
     await storage.set(pair);
-    channel?.postMessage({ type: 'tokens', pair } satisfies TabMessage);
+    channel?.postMessage({ type: 'tokens', pair, ...(login ? { login } : {}) } satisfies TabMessage);
+    if (login) options.onSignedIn?.();
   }
 
   async function signOut(reason: SignedOutReason): Promise<void> {
