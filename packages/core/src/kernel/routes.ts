@@ -21,6 +21,10 @@ export interface Requirements {
   allowPersonalToken: boolean;
   /** The session must have begun with a recent login (SPEC-3 §7 rule 1): router or route says so. */
   requireRecentLogin: boolean;
+  /** The route works in one organization (SPEC-3 §2): router or route says so, or names codenames below. */
+  organization: boolean;
+  /** Organization codenames the caller's role must grant (router and route lists added up). */
+  organizationPermissions: string[];
 }
 
 /** Router and route protection added up: public from the route else the router, the rest combined. */
@@ -32,6 +36,18 @@ export function combineRequirements(router: ProtectionOptions, route: Protection
     requireSuperuser: Boolean(router.requireSuperuser || route.requireSuperuser),
     allowPersonalToken: router.allowPersonalToken !== false && route.allowPersonalToken !== false,
     requireRecentLogin: Boolean(router.requireRecentLogin || route.requireRecentLogin),
+    ...organizationRequirements(router, route),
+  };
+}
+
+/** SPEC-3 §2: `organizationPermissions` implies `organization`. */
+function organizationRequirements(router: ProtectionOptions, route: ProtectionOptions) {
+  const organizationPermissions = [
+    ...new Set([...(router.organizationPermissions ?? []), ...(route.organizationPermissions ?? [])]),
+  ];
+  return {
+    organization: Boolean(router.organization || route.organization || organizationPermissions.length > 0),
+    organizationPermissions,
   };
 }
 

@@ -153,6 +153,15 @@ const KnownSettingsSchema = z.object({
   webauthn_rp_id: str.default(''),
   webauthn_rp_name: str.default(''),
   wrap_auth_token_response: bool.default(false),
+  // SPEC-3 §2 organizations
+  organizations_enabled: bool.default(false),
+  organization_create: z.enum(['any', 'superuser']).default('any'),
+  organization_invitation_expire_hours: int(1, 720).default(72),
+  organization_invitation_url: str
+    .default('{public_url}/account/join-organization?token={token}')
+    .refine((v) => v.includes('{token}'), {
+      message: 'a link template containing {token}',
+    }),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */
