@@ -64,3 +64,11 @@ export {
   type TableParts,
 } from './kernel/db/define-table.js';
 export { z } from 'zod';
+// SPEC-3 §2 organizations
+export type {
+  OrganizationContext,
+  OrganizationInvitationMail,
+  OrganizationMembership,
+} from './kernel/ports.js';
+export type { OrganizationsOptions } from './organizations/index.js';
+export type { OrganizationRoles } from './organizations/service.js';
