@@ -1,6 +1,7 @@
 // The example frontend (docs/client.md): log in (with the MFA step when the server asks for it), show the
 // user's settings form rendered from the UI schema (docs/settings-ui-schema.md), and the live event stream.
 import { createClient, SvcApiError, type EventsSubscription, type MfaStep } from '@svc/client';
+import { renderOrganizations } from './organizations.js';
 import { renderSettingsForm } from './settings-form.js';
 
 const client = createClient({ baseUrl: location.origin });
@@ -33,6 +34,8 @@ async function enterApp(): Promise<void> {
   byId('username').textContent = user.username;
   show('app');
   await renderSettingsForm(client, byId<HTMLFormElement>('settings'), showError);
+  // Organizations are optional on the server (`organizations_enabled`): a 404 there leaves the panel empty.
+  await renderOrganizations(client, showError).catch(() => undefined);
   events?.close();
   eventList.replaceChildren();
   events = client.events({
