@@ -77,6 +77,13 @@ const TARGETS = [
   { row: 'broadcast', metric: 'p99', max: 50, text: 'broadcast to 1,000 sockets: last socket p99 <= 50 ms' },
   { row: 'idle-socket', metric: 'kib', max: 16, text: 'idle socket <= 16 KiB of heap' },
   { row: 'cold-start', metric: 'ms', max: 1500, text: 'cold start to /api/health/live <= 1.5 s' },
+  // SPEC-3 §2 organizations: the membership check rides in the guard's one query.
+  {
+    row: 'org-notes',
+    of: 'notes',
+    min: 0.95,
+    text: 'route with organizationPermissions >= 95% of the same with permissions',
+  },
 ];
 
 const LABELS = {
@@ -95,6 +102,8 @@ const LABELS = {
   'forgot-unknown': 'POST /api/auth/password/forgot, unknown address',
   pat: 'GET /api/notes/ with a personal access token',
   'user-nosid': 'GET /api/auth/user, access token without sid (no session check)',
+  // SPEC-3 §2 organizations
+  'org-notes': 'GET /api/org-notes/ (organizationPermissions: notes.read, X-Organization-Id)',
 };
 
 /** Rows whose ratio is read against another row of the same run without being a target. */
@@ -328,6 +337,15 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         { algorithm: 'HS256' },
       );
 
+    // SPEC-3 §2 organizations: an organization the reader owns (owners hold notes.read, demo organizationRoles).
+    const orgId = await call(on.base, 'POST', '/api/organizations', {
+      token: reader.access_token,
+      json: { name: 'Bench', slug: 'bench-org' },
+    }).then(
+      (r) => r.body.id,
+      (error) => log(`organizations not available (${error.message}): row skipped`),
+    );
+
     const jobs = {
       'express-bare': http(bare.port, '/bare'),
       'express-auth': http(auth.port, '/me', { tokens }),
@@ -349,6 +367,14 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       'forgot-known': http(on.port, '/api/auth/password/forgot', json({ email: FORGOT_USER.email })),
       'forgot-unknown': http(on.port, '/api/auth/password/forgot', json({ email: 'nobody@example.com' })),
       ...(pat ? { pat: http(on.port, '/api/notes/', { tokens: [pat] }) } : {}),
+      ...(orgId
+        ? {
+            'org-notes': http(on.port, '/api/org-notes/', {
+              tokens,
+              headers: { 'x-organization-id': orgId },
+            }),
+          }
+        : {}),
       ...(noSid ? { 'user-nosid': http(on.port, '/api/auth/user', { tokens: [noSid] }) } : {}),
     };
     if (withPeer) {
