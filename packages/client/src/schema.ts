@@ -176,6 +176,192 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/organizations/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every organization
+     * @description Paginated, newest first, with `memberCount`; `search` over name and slug.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          pageSize?: number;
+          search?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  /** @description ISO 8601 */
+                  createdAt: string;
+                  id: string;
+                  memberCount: number;
+                  name: string;
+                  slug: string;
+                }[];
+                page: number;
+                pages: number;
+                pageSize: number;
+                total: number;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/organizations/{org_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One organization */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                memberCount: number;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete an organization */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/permissions/applications': {
     parameters: {
       query?: never;
@@ -3638,6 +3824,10 @@ export interface paths {
                 enabled: boolean;
                 method: string | null;
               };
+              /** @description The organizations the user is a member of, with the role and joinedAt */
+              organizations: {
+                [key: string]: unknown;
+              }[];
               /** @description Passkeys, without their keys */
               passkeys: {
                 [key: string]: unknown;
@@ -5037,6 +5227,795 @@ export interface paths {
                 rpId?: string;
                 timeout?: number;
                 userVerification?: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's organizations */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                /** @description The caller's role; null for a superuser who is no member */
+                role: string | null;
+                slug: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Create an organization
+     * @description The caller becomes its owner. 403 `organization.create_forbidden` when `organization_create` is `superuser`; 409 `organization.slug_taken`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            /** @description 3 to 50 characters of `a-z`, `0-9`, `-`; unique */
+            slug: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One organization
+     * @description With the caller's `role` and `permissions`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                /** @description The codenames the caller's role grants in it */
+                permissions: string[];
+                /** @description The caller's role; null for a superuser who is no member */
+                role: string | null;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /**
+     * Delete an organization
+     * @description Owners. Its memberships and invitations go with it. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Change an organization
+     * @description Owners and admins. 409 `organization.slug_taken`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+            /** @description 3 to 50 characters of `a-z`, `0-9`, `-`; unique */
+            slug?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/invitations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Pending invitations
+     * @description Owners and admins: not accepted, revoked, superseded or expired. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                createdAt: string;
+                email: string;
+                expiresAt: string;
+                id: string;
+                invitedBy: {
+                  id: string;
+                  username: string;
+                } | null;
+                role: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Invite by email
+     * @description Owners and admins (an admin cannot invite as `owner`); mails a one-time link. A new invitation to the same address supersedes the earlier one. 409 `organization.already_member`. Refused to personal tokens (SPEC-3 §7 rule 3). 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** Format: email */
+            email: string;
+            /** @description `owner`, `admin`, `member` or a project role */
+            role: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                createdAt: string;
+                email: string;
+                expiresAt: string;
+                id: string;
+                invitedBy: {
+                  id: string;
+                  username: string;
+                } | null;
+                role: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/invitations/{invitation_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an invitation
+     * @description Owners and admins. 404 `organization.invitation_not_found`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          invitation_id: string;
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/members': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The members of an organization
+     * @description Paginated, oldest first; `search` over username, email and names. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          pageSize?: number;
+          search?: string;
+        };
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  email: string | null;
+                  firstName: string;
+                  /** @description ISO 8601 */
+                  joinedAt: string;
+                  lastName: string;
+                  role: string;
+                  userId: string;
+                  username: string;
+                }[];
+                page: number;
+                pages: number;
+                pageSize: number;
+                total: number;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/members/{user_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member, or leave
+     * @description Owners and admins (an admin not an owner), or the member themselves. 400 `organization.last_owner` when the only owner would leave members behind. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role
+     * @description Owners and admins; an admin neither changes an owner nor gives `owner` (403 `organization.role_forbidden`). 400 `organization.last_owner` for the only owner; 422 `organization.role_invalid`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description `owner`, `admin`, `member` or a project role */
+            role: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                email: string | null;
+                firstName: string;
+                /** @description ISO 8601 */
+                joinedAt: string;
+                lastName: string;
+                role: string;
+                userId: string;
+                username: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/organizations/invitations/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invitation
+     * @description The caller’s verified email must be the invited one (403 `organization.invitation_email_mismatch`); 400 `organization.invitation_invalid` for an unknown, used, expired, revoked or superseded token.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            token: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                organization: {
+                  /** @description ISO 8601 */
+                  createdAt: string;
+                  id: string;
+                  name: string;
+                  slug: string;
+                };
+                role: string;
               };
               message: string | null;
               success: boolean;
