@@ -68,6 +68,7 @@ describeEachDatabase('Organizations', (database) => {
         organizations_enabled: true,
         account_pages_enabled: true,
         self_delete_enabled: true,
+        personal_tokens_enabled: true,
         events_broadcast_enabled: true,
         events_allow_query_token: true,
         public_url: 'https://app.example.com',
@@ -228,6 +229,24 @@ describeEachDatabase('Organizations', (database) => {
     // Both kinds apply: a member without the global codename is refused.
     const both = await member.get('/api/org-scoped/both', { headers });
     expect([both.status, both.body.detail[0].params]).toEqual([403, { permissions: ['global.read'] }]);
+  });
+
+  it('checks a personal token on organization routes and refuses it on invitations (SPEC-3 §7 rule 3)', async () => {
+    const created = await member.post('/api/auth/tokens', { name: 'ci' });
+    expect(created.status).toBe(201);
+    const pat = app.as(created.body.data.token);
+    const headers = { 'X-Organization-Id': orgId };
+    expect((await pat.get('/api/projects', { headers })).body.data.organization.role).toBe('member');
+    expect((await pat.post('/api/projects', {}, { headers })).status).toBe(403);
+    const byAdmin = await admin.post('/api/auth/tokens', { name: 'ci' });
+    const adminPat = app.as(byAdmin.body.data.token);
+    const refused = await adminPat.post(`/api/organizations/${orgId}/invitations`, {
+      email: 'pat@example.com',
+      role: 'member',
+    });
+    expect([refused.status, refused.body.detail[0].code]).toEqual([403, 'access.token_not_allowed']);
+    const outsiderPat = app.as((await outsider.post('/api/auth/tokens', { name: 'ci' })).body.data.token);
+    expect((await outsiderPat.get('/api/projects', { headers })).status).toBe(404);
   });
 
   it('invitations: pending list, supersede, revoke, email match, single use, already a member', async () => {
