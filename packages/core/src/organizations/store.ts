@@ -153,9 +153,9 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           )
         : undefined;
       const bound = Math.max(TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;
-      const [rows, total] = await Promise.all([
+      const [page, total] = await Promise.all([
         orm
-          .select({ ...getTableColumns(o), memberCount })
+          .select()
           .from(o)
           .where(where)
           .orderBy(sql`${o.createdAt} desc`, sql`${o.id} desc`)
@@ -165,6 +165,20 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           sql`select count(*) as n from (select 1 from ${o} ${where ? sql`where ${where}` : sql``} limit ${bound}) as bounded`,
         ),
       ]);
+      // The page's member counts in one grouped statement over the member index. Not a correlated subquery:
+      // with one huge organization the planners take the index for unselective and scan the member table once
+      // per row of the page (docs/performance.md "Large tables"); here at most once in all.
+      const ids = page.map((row) => row.id);
+      const counts =
+        ids.length === 0
+          ? []
+          : await orm
+              .select({ id: m.organizationId, n: count() })
+              .from(m)
+              .where(inArray(m.organizationId, ids))
+              .groupBy(m.organizationId);
+      const byId = new Map(counts.map((row) => [row.id, Number(row.n)]));
+      const rows = page.map((row) => ({ ...row, memberCount: byId.get(row.id) ?? 0 }));
       return { rows, total: Number(total[0]?.n ?? 0) };
     },
     /** One page of the members (oldest first, from the `organization_id, joined_at, user_id` index). */
