@@ -1,3 +1,4 @@
+import { isMissingTableError } from '../kernel/errors/format.js';
 import { resolveLocale } from '../kernel/i18n/index.js';
 import { defineModule, moduleOptions } from '../kernel/module.js';
 import { createJoinPage } from './pages.js';
@@ -28,7 +29,7 @@ export const organizationsModule = defineModule({
   options: moduleOptions<OrganizationsOptions>('organizationRoles'),
   provides: ['organizations'],
   uses: ['mail', 'userSettings', 'loginGuard'],
-  setup({ settings, authDb, ports, tables, coreTables, options }) {
+  setup({ settings, authDb, log, ports, tables, coreTables, options }) {
     const store = createOrganizationStore(authDb, tables, coreTables);
     const service = createOrganizationService({
       settings,
@@ -57,7 +58,18 @@ export const organizationsModule = defineModule({
       permissionsOf: (role) => service.permissionsOf(role),
       assertUserRemovable,
     });
-    if (!settings.organizations_enabled) return { accountExport };
+    // The member counts' triggers (store.ts): whenever the tables exist, enabled or not, so counts stay right
+    // through memberships changed while the routes are off. A schema without the tables (not migrated yet)
+    // only warns: the routes would fail on it anyway.
+    const onStartup = async () => {
+      try {
+        await store.ensureMemberCount();
+      } catch (error) {
+        if (!isMissingTableError(error)) throw error;
+        log.warn('organization tables missing: run svc migrations upgrade', {});
+      }
+    };
+    if (!settings.organizations_enabled) return { accountExport, onStartup };
     const pages = settings.account_pages_enabled
       ? [createJoinPage({ settings, service, store, loginGuard: () => ports.find('loginGuard')! })]
       : [];
@@ -65,6 +77,7 @@ export const organizationsModule = defineModule({
       routers: [createOrganizationRouter(service), createOrganizationAdminRouter(service)],
       pages,
       accountExport,
+      onStartup,
     };
   },
 });

@@ -280,7 +280,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         offset: (query.page - 1) * query.pageSize,
       });
       return pageOf(
-        rows.map((row) => ({ ...toOrganizationOut(row), memberCount: Number(row.memberCount) })),
+        rows.map((row) => ({ ...toOrganizationOut(row), memberCount: row.memberCount })),
         total,
         query,
       );
@@ -288,7 +288,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async adminGet(id: string) {
       const row = isCanonicalUuid(id) ? await store.byIdWithCount(id) : undefined;
       if (!row) throw notFound();
-      return { ...toOrganizationOut(row), memberCount: Number(row.memberCount) };
+      return { ...toOrganizationOut(row), memberCount: row.memberCount };
     },
 
     // The CLI's operations (no caller: the operator acts as a superuser would).

@@ -4,6 +4,7 @@ import {
   count,
   eq,
   getTableColumns,
+  getTableName,
   gt,
   inArray,
   ne,
@@ -56,10 +57,6 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     role: m.role,
     joinedAt: m.joinedAt,
   };
-  const memberCount = sql<number>`(SELECT count(*) FROM ${m} WHERE ${m.organizationId} = ${o.id})`.mapWith(
-    Number,
-  );
-
   /**
    * The last-owner rule inside a transaction: true when taking `userId`'s ownership of `orgId` away leaves
    * members without an owner. The owner rows are locked (PostgreSQL), so two owners leaving at once cannot
@@ -108,13 +105,8 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     async bySlug(slug: string): Promise<OrganizationRow | undefined> {
       return (await orm.select().from(o).where(eq(o.slug, slug)))[0];
     },
-    async byIdWithCount(id: string): Promise<(OrganizationRow & { memberCount: number }) | undefined> {
-      return (
-        await orm
-          .select({ ...getTableColumns(o), memberCount })
-          .from(o)
-          .where(eq(o.id, id))
-      )[0];
+    async byIdWithCount(id: string): Promise<OrganizationRow | undefined> {
+      return (await orm.select().from(o).where(eq(o.id, id)))[0];
     },
     async update(
       id: string,
@@ -153,7 +145,7 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           )
         : undefined;
       const bound = Math.max(TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;
-      const [page, total] = await Promise.all([
+      const [rows, total] = await Promise.all([
         orm
           .select()
           .from(o)
@@ -165,20 +157,6 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           sql`select count(*) as n from (select 1 from ${o} ${where ? sql`where ${where}` : sql``} limit ${bound}) as bounded`,
         ),
       ]);
-      // The page's member counts in one grouped statement over the member index. Not a correlated subquery:
-      // with one huge organization the planners take the index for unselective and scan the member table once
-      // per row of the page (docs/performance.md "Large tables"); here at most once in all.
-      const ids = page.map((row) => row.id);
-      const counts =
-        ids.length === 0
-          ? []
-          : await orm
-              .select({ id: m.organizationId, n: count() })
-              .from(m)
-              .where(inArray(m.organizationId, ids))
-              .groupBy(m.organizationId);
-      const byId = new Map(counts.map((row) => [row.id, Number(row.n)]));
-      const rows = page.map((row) => ({ ...row, memberCount: byId.get(row.id) ?? 0 }));
       return { rows, total: Number(total[0]?.n ?? 0) };
     },
     /** One page of the members (oldest first, from the `organization_id, joined_at, user_id` index). */
@@ -368,6 +346,60 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         .innerJoin(o, eq(o.id, m.organizationId))
         .where(eq(m.userId, userId))
         .orderBy(asc(m.joinedAt));
+    },
+    /**
+     * Creates the triggers that keep `member_count` (once; the counts are taken from the member table then), in
+     * one transaction, so two instances starting together cannot both fill them. PostgreSQL: one function and
+     * one row trigger; SQLite: an insert and a delete trigger (they fire for foreign-key cascades too).
+     */
+    async ensureMemberCount(): Promise<void> {
+      const orgTable = getTableName(o);
+      const memberTable = getTableName(m);
+      const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+      const trigger = `${memberTable}_count`;
+      const recount = `UPDATE ${q(orgTable)} SET member_count = (SELECT count(*) FROM ${q(memberTable)} WHERE organization_id = ${q(orgTable)}.id)`;
+      if (db.dialect === 'pg') {
+        const fn = q(`${trigger}_fn`);
+        await db.exec(
+          `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            IF TG_OP = 'INSERT' THEN
+              UPDATE ${q(orgTable)} SET member_count = member_count + 1 WHERE id = NEW.organization_id;
+            ELSE
+              UPDATE ${q(orgTable)} SET member_count = member_count - 1 WHERE id = OLD.organization_id;
+            END IF;
+            RETURN NULL;
+          END $fn$`,
+        );
+        // One statement, one transaction: the lock makes a second instance wait, then find the trigger.
+        await db.exec(
+          `DO $do$ BEGIN
+            LOCK TABLE ${q(memberTable)} IN SHARE ROW EXCLUSIVE MODE;
+            IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '${trigger.replace(/'/g, "''")}'
+                AND tgrelid = '${q(memberTable).replace(/'/g, "''")}'::regclass) THEN
+              CREATE TRIGGER ${q(trigger)} AFTER INSERT OR DELETE ON ${q(memberTable)}
+                FOR EACH ROW EXECUTE FUNCTION ${fn}();
+              ${recount};
+            END IF;
+          END $do$`,
+        );
+        return;
+      }
+      await db.transaction(async () => {
+        const existing = await db.all(
+          sql`select name from sqlite_master where type = 'trigger' and name = ${`${trigger}_insert`}`,
+        );
+        if (existing.length > 0) return;
+        await db.exec(
+          `CREATE TRIGGER IF NOT EXISTS ${q(`${trigger}_insert`)} AFTER INSERT ON ${q(memberTable)} BEGIN ` +
+            `UPDATE ${q(orgTable)} SET member_count = member_count + 1 WHERE id = new.organization_id; END`,
+        );
+        await db.exec(
+          `CREATE TRIGGER IF NOT EXISTS ${q(`${trigger}_delete`)} AFTER DELETE ON ${q(memberTable)} BEGIN ` +
+            `UPDATE ${q(orgTable)} SET member_count = member_count - 1 WHERE id = old.organization_id; END`,
+        );
+        await db.exec(recount);
+      });
     },
     /** The guard's membership value (kernel/ports.ts `membershipColumn`) over the outer query's user row. */
     membershipColumn(userId: AnyColumn): SQL {

@@ -24,6 +24,9 @@ export function organizationTables(settings: Settings, dialect: Dialect) {
       slug: c.text('slug', { length: SLUG_MAX_LENGTH }).notNull().unique(),
       name: c.text('name', { length: NAME_MAX_LENGTH }).notNull(),
       createdAt: c.timestamp('created_at').notNull(),
+      // Kept by triggers on the member table (store.ts `ensureMemberCount`), so `memberCount` of a list page
+      // reads no member row, whatever removes a membership (a route, the CLI, the cascade of a user's deletion).
+      memberCount: c.integer('member_count').notNull().default(0),
     }),
     // `GET /admin/organizations` pages by creation time (docs/performance.md "Large tables").
     (t, x) => [x.index(`${orgName}_created_idx`).on(t.createdAt, t.id)],

@@ -1,10 +1,10 @@
 -- svc migration revision (edit the SQL freely; keep the header lines and the +svc markers)
--- id: 20261127072002_d309
+-- id: 20261127080115_8ee1
 -- parent: 20261125023758_fe88
 -- message: organizations, members and invitations (SPEC-3 section 2)
 -- dialect: pg
--- created: 2026-11-27T07:20:02.186Z
--- snapshot: 20261127072002_d309_organizations_members_and_invitations_spec_3_sec.snapshot.json
+-- created: 2026-11-27T08:01:15.001Z
+-- snapshot: 20261127080115_8ee1_organizations_members_and_invitations_spec_3_sec.snapshot.json
 
 -- +svc upgrade
 CREATE TABLE "svc_organization" (
@@ -12,6 +12,7 @@ CREATE TABLE "svc_organization" (
 	"slug" varchar(50) NOT NULL,
 	"name" varchar(100) NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
+	"member_count" integer DEFAULT 0 NOT NULL,
 	CONSTRAINT "svc_organization_slug_unique" UNIQUE("slug")
 );
 --> statement-breakpoint
