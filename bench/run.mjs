@@ -77,6 +77,13 @@ const TARGETS = [
   { row: 'broadcast', metric: 'p99', max: 50, text: 'broadcast to 1,000 sockets: last socket p99 <= 50 ms' },
   { row: 'idle-socket', metric: 'kib', max: 16, text: 'idle socket <= 16 KiB of heap' },
   { row: 'cold-start', metric: 'ms', max: 1500, text: 'cold start to /api/health/live <= 1.5 s' },
+  // SPEC-3 §2 organizations: the membership check rides in the guard's one query.
+  {
+    row: 'org-notes',
+    of: 'notes',
+    min: 0.95,
+    text: 'route with organizationPermissions >= 95% of the same with permissions',
+  },
 ];
 
 const LABELS = {
@@ -98,6 +105,8 @@ const LABELS = {
   // SPEC-3 §5 and §4 (docs/browser-sessions.md, docs/impersonation.md)
   'user-cookie': 'GET /api/auth/user, the access token in the session cookie (no Authorization)',
   impersonate: 'POST /api/admin/user/{id}/impersonate (a new session and token each)',
+  // SPEC-3 §2 organizations
+  'org-notes': 'GET /api/org-notes/ (organizationPermissions: notes.read, X-Organization-Id)',
 };
 
 /** Rows whose ratio is read against another row of the same run without being a target. */
@@ -350,6 +359,14 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       ...json({ reason: 'bench' }),
       tokens: [impersonator.access_token],
     });
+    // SPEC-3 §2 organizations: an organization the reader owns (owners hold notes.read, demo organizationRoles).
+    const orgId = await call(on.base, 'POST', '/api/organizations', {
+      token: reader.access_token,
+      json: { name: 'Bench', slug: 'bench-org' },
+    }).then(
+      (r) => r.body.id,
+      (error) => log(`organizations not available (${error.message}): row skipped`),
+    );
 
     const jobs = {
       'express-bare': http(bare.port, '/bare'),
@@ -372,6 +389,14 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       'forgot-known': http(on.port, '/api/auth/password/forgot', json({ email: FORGOT_USER.email })),
       'forgot-unknown': http(on.port, '/api/auth/password/forgot', json({ email: 'nobody@example.com' })),
       ...(pat ? { pat: http(on.port, '/api/notes/', { tokens: [pat] }) } : {}),
+      ...(orgId
+        ? {
+            'org-notes': http(on.port, '/api/org-notes/', {
+              tokens,
+              headers: { 'x-organization-id': orgId },
+            }),
+          }
+        : {}),
       ...(noSid ? { 'user-nosid': http(on.port, '/api/auth/user', { tokens: [noSid] }) } : {}),
       'user-cookie': cookieJob,
       impersonate: impersonateJob,

@@ -9,7 +9,10 @@ import { median, percentile } from './stats.mjs';
 
 const requireCore = createRequire(join(ROOT, 'packages', 'core', 'package.json'));
 
-export const DATA_SIZES = { activity: 1_000_000, users: 100_000 };
+export const DATA_SIZES = { activity: 1_000_000, users: 100_000, organizations: 10_000 };
+
+/** SPEC-3 §2: the organization every seeded user is a member of (100,000 members). */
+const BIG_ORG = '00000000-0000-4000-9000-000000000000';
 
 /** The routes measured one request at a time (issue table order); `after` is filled in at run time. */
 export const DATA_ROUTES = [
@@ -21,6 +24,10 @@ export const DATA_ROUTES = [
   ['activity', '/api/admin/audit/activity?limit=500'],
   ['users-search', '/api/admin/user/?search=user9999'],
   ['users', '/api/admin/user/'],
+  // SPEC-3 §2 organizations: first pages, keyed by the (organization_id, joined_at, user_id) and
+  // (created_at, id) indexes.
+  ['org-members', `/api/organizations/${BIG_ORG}/members`],
+  ['orgs-admin', '/api/admin/organizations'],
 ];
 
 export const DATA_LABELS = {
@@ -32,6 +39,8 @@ export const DATA_LABELS = {
   activity: 'GET /admin/audit/activity?limit=500',
   'users-search': 'GET /admin/user?search=user9999',
   users: 'GET /admin/user (default order)',
+  'org-members': 'GET /organizations/{org_id}/members (100,000 members)',
+  'orgs-admin': 'GET /admin/organizations (10,000 organizations, with memberCount)',
 };
 
 /** Column values of entry `i` (1-based), the same on both dialects (SQL expressions over `i`). */
@@ -82,6 +91,19 @@ async function seedSqlite(file, log) {
   ).run(hash);
   log(`seeded ${DATA_SIZES.users} users in ${Date.now() - t} ms`);
   t = Date.now();
+  // SPEC-3 §2: 10,000 organizations (the first one the newest), every seeded user a member of the first.
+  db.exec(
+    `${n(DATA_SIZES.organizations)} INSERT INTO svc_organization (id, slug, name, created_at)
+     SELECT printf('00000000-0000-4000-9000-%012d', i - 1), 'org-' || (i - 1), 'Organization ' || (i - 1),
+       unixepoch('now') * 1000 - i * 1000 FROM n`,
+  );
+  db.exec(
+    `INSERT INTO svc_organization_member (organization_id, user_id, role, joined_at)
+     SELECT '${BIG_ORG}', id, CASE WHEN username = 'user0' THEN 'owner' ELSE 'member' END, created_at
+     FROM svc_user WHERE username LIKE 'user%'`,
+  );
+  log(`seeded ${DATA_SIZES.organizations} organizations in ${Date.now() - t} ms`);
+  t = Date.now();
   db.exec(
     `${n(DATA_SIZES.activity)} INSERT INTO svc_activity_log (${ACTIVITY_COLUMNS}) ${activitySelect('sqlite', DATA_SIZES.users)} FROM n`,
   );
@@ -101,6 +123,17 @@ async function seedPostgres(url, log) {
       SELECT ('00000000-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, 'user' || i, 'user' || i || '@example.com',
         ${hash}, now() - i * interval '1 second' FROM generate_series(0, ${DATA_SIZES.users - 1}) AS i`;
     log(`seeded ${DATA_SIZES.users} users in ${Date.now() - t} ms`);
+    t = Date.now();
+    // SPEC-3 §2: 10,000 organizations (the first one the newest), every seeded user a member of the first.
+    await sql`INSERT INTO svc_organization (id, slug, name, created_at)
+      SELECT ('00000000-0000-4000-9000-' || lpad(i::text, 12, '0'))::uuid, 'org-' || i, 'Organization ' || i,
+        now() - (i + 1) * interval '1 second' FROM generate_series(0, ${DATA_SIZES.organizations - 1}) AS i`;
+    await sql`INSERT INTO svc_organization_member (organization_id, user_id, role, joined_at)
+      SELECT ${BIG_ORG}::uuid, id, CASE WHEN username = 'user0' THEN 'owner' ELSE 'member' END, created_at
+      FROM svc_user WHERE username LIKE 'user%'`;
+    await sql`VACUUM ANALYZE svc_organization`;
+    await sql`VACUUM ANALYZE svc_organization_member`;
+    log(`seeded ${DATA_SIZES.organizations} organizations in ${Date.now() - t} ms`);
     t = Date.now();
     await sql.unsafe(
       `INSERT INTO svc_activity_log (${ACTIVITY_COLUMNS}) ${activitySelect('pg', DATA_SIZES.users)}
@@ -237,7 +270,10 @@ export async function runData(name, databaseUrl, { plan, ask }) {
         adminP99: percentile(times, 99),
       };
     };
-    const paths = DATA_ROUTES.map(([k, p]) => (k === 'logs-after' ? afterPath : p)).filter(Boolean);
+    // The organization rows (SPEC-3 §2) stay out of the loop, so the stall figure compares with earlier runs.
+    const paths = DATA_ROUTES.filter(([k]) => !k.startsWith('org'))
+      .map(([k, p]) => (k === 'logs-after' ? afterPath : p))
+      .filter(Boolean);
     out.stall.withAdmin = await withAdminLoop(paths);
     // The same without the OFFSET walk of page 20,000 (300 to 800 ms of one core each time): deep pages by
     // `after`, as docs/activity-log.md advises.

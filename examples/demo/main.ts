@@ -113,6 +113,18 @@ notes.post(
   },
 );
 
+// SPEC-3 §2 (docs/organizations.md): the same list inside an organization. The request names it
+// (`X-Organization-Id`), the caller's role in it must grant `notes.read` (organizationRoles below), and the
+// membership is read in the guard's one query. The notes themselves are not per organization in this demo.
+const orgNotes = defineRouter({
+  prefix: '/org-notes',
+  tags: ['notes'],
+  organizationPermissions: ['notes.read'],
+});
+orgNotes.get('/', { summary: 'List notes (in an organization)', response: z.array(Note) }, async (ctx) =>
+  (await listNotes(ctx.db)).map(toNote),
+);
+
 // Public inside a protected router: no token needed for /open/ping; /notes/about still needs notes.read.
 const open = defineRouter({ prefix: '/open', tags: ['open'] });
 open.get('/ping', { public: true, summary: 'Public ping' }, async () => ({ pong: true }));
@@ -135,7 +147,9 @@ const notifications = defineSettingsSection({
 });
 
 export const app = createApp({
-  routers: [notes, open],
+  routers: [notes, open, orgNotes],
+  // SPEC-3 §2: what each organization role grants (owners hold every listed codename).
+  organizationRoles: { member: ['notes.read'], admin: ['notes.read', 'notes.write'] },
   // The example frontend (examples/client-demo), built by the start script, on the API's own origin:
   // http://127.0.0.1:8000/app/ (docs/client.md "Serving the frontend"). Relative to this project's directory.
   staticFiles: [{ path: '/app', dir: '../client-demo/dist' }],

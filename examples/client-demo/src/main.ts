@@ -12,6 +12,7 @@ import {
   type MfaStep,
   type SvcClient,
 } from '@svc/client';
+import { renderOrganizations } from './organizations.js';
 import { renderSettingsForm } from './settings-form.js';
 
 const session = new URLSearchParams(location.search).get('session') === 'bearer' ? 'bearer' : 'cookie';
@@ -58,6 +59,8 @@ async function enterApp(): Promise<void> {
   impersonateForm.hidden = !user.isSuperuser || !!user.impersonatedBy;
   show('app');
   await renderSettingsForm(current, byId<HTMLFormElement>('settings'), showError);
+  // Organizations are optional on the server (`organizations_enabled`): a 404 there leaves the panel empty.
+  await renderOrganizations(current, showError).catch(() => undefined);
   events?.close();
   eventList.replaceChildren();
   events = current.events({

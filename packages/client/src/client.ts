@@ -97,7 +97,15 @@ export interface SvcClient {
    * `.evil.example/x`, another origin) rejects with a `TypeError` before any request, so the token never
    * leaves the server's origin (SPEC-3 §7 rule 10).
    */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
+  fetch(path: string, init?: SvcFetchInit): Promise<Response>;
+  /** SPEC-3 §2: the caller's organizations with their role (`GET /organizations`). */
+  organizations(): Promise<SvcOrganizationMembership[]>;
+  /** Creates an organization; the caller becomes its owner. */
+  createOrganization(input: { name: string; slug: string }): Promise<SvcOrganization>;
+  /** The routes of one organization: details, members, role changes, invitations. */
+  organization(id: string): SvcOrganizationHandle;
+  /** Accepts an invitation (`POST /organizations/invitations/accept`) with the token of its link. */
+  acceptOrganizationInvitation(token: string): Promise<{ organization: SvcOrganization; role: string }>;
   /** Typed calls of every core route (openapi-fetch over the server's OpenAPI document), through `fetch`. */
   readonly api: FetchClient<paths>;
   /** The event stream (SPEC "Events"): ticket, connect, reconnect; see {@link EventsOptions}. */
@@ -327,8 +335,52 @@ export function createClient(options: ClientOptions): SvcClient {
     return send(retry);
   }
 
-  const clientFetch = async (path: string, init?: RequestInit) =>
-    authedFetch(new Request(urlOnBase(base, path), init));
+  const clientFetch = async (path: string, init?: SvcFetchInit) => {
+    // SPEC-3 §2: each request names its organization, so tabs never share an "active" one.
+    if (init?.organization === undefined) return authedFetch(new Request(urlOnBase(base, path), init));
+    const { organization, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    headers.set('x-organization-id', organization);
+    return authedFetch(new Request(urlOnBase(base, path), { ...rest, headers }));
+  };
+
+  /** A bearer request with a JSON body (if any) whose JSON answer is the result (none for 204); a refusal throws. */
+  async function authedCall<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await clientFetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw await apiErrorOf(response);
+    if (response.status === 204) return undefined as T;
+    return unwrap<T>(await response.json());
+  }
+
+  function organizationHandle(id: string): SvcOrganizationHandle {
+    const at = `/api/organizations/${encodeURIComponent(id)}`;
+    return {
+      id,
+      get: () => authedCall('GET', at),
+      update: (changes) => authedCall('PATCH', at, changes),
+      delete: () => authedCall('DELETE', at),
+      members(query = {}) {
+        const search = new URLSearchParams();
+        for (const [key, value] of Object.entries(query))
+          if (value !== undefined) search.set(key, String(value));
+        const q = search.toString();
+        return authedCall('GET', `${at}/members${q ? `?${q}` : ''}`);
+      },
+      setRole: (userId, role) => authedCall('PATCH', `${at}/members/${encodeURIComponent(userId)}`, { role }),
+      removeMember: (userId) => authedCall('DELETE', `${at}/members/${encodeURIComponent(userId)}`),
+      invite: (email, role) => authedCall('POST', `${at}/invitations`, { email, role }),
+      invitations: () => authedCall('GET', `${at}/invitations`),
+      revokeInvitation: (invitationId) =>
+        authedCall('DELETE', `${at}/invitations/${encodeURIComponent(invitationId)}`),
+      fetch: (path, init) => clientFetch(path, { ...init, organization: id }),
+    };
+  }
 
   const api = createFetchClient<paths>({ baseUrl: base, fetch: authedFetch });
 
@@ -421,6 +473,11 @@ export function createClient(options: ClientOptions): SvcClient {
     },
     user: () => authedJson<SvcUser>('/api/auth/user'),
     fetch: clientFetch,
+    organizations: () => authedCall('GET', '/api/organizations'),
+    createOrganization: (input) => authedCall('POST', '/api/organizations', input),
+    organization: organizationHandle,
+    acceptOrganizationInvitation: (token) =>
+      authedCall('POST', '/api/organizations/invitations/accept', { token }),
     api,
     events(eventOptions) {
       const WebSocket = options.WebSocket ?? globalWebSocket();
@@ -467,6 +524,71 @@ const TOKEN_ISSUING = new Set([
   '/api/auth/oauth/exchange',
   '/api/auth/invitation/accept',
 ]);
+// SPEC-3 §2 organizations ----------------------------------------------------------------------------------
+
+/** An organization (`GET /organizations` adds the caller's `role`). */
+export interface SvcOrganization {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+}
+/** An organization with the caller's role in it (null: a superuser who is no member). */
+export interface SvcOrganizationMembership extends SvcOrganization {
+  role: string | null;
+}
+/** `GET /organizations/{org_id}`: also the codenames the caller's role grants. */
+export interface SvcOrganizationDetail extends SvcOrganizationMembership {
+  permissions: string[];
+}
+export interface SvcOrganizationMember {
+  userId: string;
+  username: string;
+  email: string | null;
+  firstName: string;
+  lastName: string;
+  role: string;
+  joinedAt: string;
+}
+export interface SvcOrganizationInvitation {
+  id: string;
+  email: string;
+  role: string;
+  expiresAt: string;
+  invitedBy: { id: string; username: string } | null;
+  createdAt: string;
+}
+/** A page of SPEC's pagination contract. */
+export interface SvcPage<T> {
+  items: T[];
+  total: number;
+  page: number;
+  pageSize: number;
+  pages: number;
+}
+
+/** `client.fetch` options: `organization` sends `X-Organization-Id` (SPEC-3 §2 organization routes). */
+export type SvcFetchInit = RequestInit & { organization?: string };
+
+/** One organization's routes (`client.organization(id)`), each a call of `/api/organizations/{id}/…`. */
+export interface SvcOrganizationHandle {
+  readonly id: string;
+  get(): Promise<SvcOrganizationDetail>;
+  update(changes: { name?: string; slug?: string }): Promise<SvcOrganization>;
+  delete(): Promise<void>;
+  members(query?: {
+    page?: number;
+    pageSize?: number;
+    search?: string;
+  }): Promise<SvcPage<SvcOrganizationMember>>;
+  setRole(userId: string, role: string): Promise<SvcOrganizationMember>;
+  removeMember(userId: string): Promise<void>;
+  invite(email: string, role: string): Promise<SvcOrganizationInvitation>;
+  invitations(): Promise<SvcOrganizationInvitation[]>;
+  revokeInvitation(invitationId: string): Promise<void>;
+  /** `client.fetch` scoped to this organization (sends `X-Organization-Id`). */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
 
 /** Options answers are `{challengeId, options}` or the options themselves (SPEC-2 section 6). */
 function unwrapOptions(value: unknown): { challenge: string } {

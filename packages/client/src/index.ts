@@ -17,3 +17,14 @@ export type { SignedOutReason } from './refresh.js';
 export { localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
 export type { WebSocketConstructor, WebSocketLike } from './platform.js';
 export type { components, paths } from './schema.js';
+// SPEC-3 §2 organizations
+export type {
+  SvcFetchInit,
+  SvcOrganization,
+  SvcOrganizationDetail,
+  SvcOrganizationHandle,
+  SvcOrganizationInvitation,
+  SvcOrganizationMember,
+  SvcOrganizationMembership,
+  SvcPage,
+} from './client.js';

@@ -9,7 +9,7 @@ export interface paths {
     };
     /**
      * Most recent activity
-     * @description The `limit` (1 to 500, default 10) most recent entries as a plain list. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none).
+     * @description The `limit` (1 to 500, default 10) most recent entries as a plain list. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `impersonatorId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none).
      */
     get: {
       parameters: {
@@ -17,6 +17,7 @@ export interface paths {
           dateFrom?: string;
           dateTo?: string;
           excludePaths?: string;
+          impersonatorId?: string;
           limit?: number;
           method?: string;
           orderBy?: string;
@@ -42,6 +43,8 @@ export interface paths {
                 description: string | null;
                 durationMs: number;
                 id: number;
+                /** @description SPEC-3 §4: the superuser who made the request as the user (impersonation); else null */
+                impersonatorId: string | null;
                 method: string;
                 path: string;
                 statusCode: number;
@@ -93,7 +96,7 @@ export interface paths {
     };
     /**
      * List activity log entries
-     * @description Paginated, newest first by default. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none). `after`: the id of the last entry of the page before (keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 past the page means more.
+     * @description Paginated, newest first by default. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `impersonatorId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none). `after`: the id of the last entry of the page before (keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 past the page means more.
      */
     get: {
       parameters: {
@@ -102,6 +105,7 @@ export interface paths {
           dateFrom?: string;
           dateTo?: string;
           excludePaths?: string;
+          impersonatorId?: string;
           method?: string;
           orderBy?: string;
           page?: number;
@@ -129,6 +133,8 @@ export interface paths {
                   description: string | null;
                   durationMs: number;
                   id: number;
+                  /** @description SPEC-3 §4: the superuser who made the request as the user (impersonation); else null */
+                  impersonatorId: string | null;
                   method: string;
                   path: string;
                   statusCode: number;
@@ -171,6 +177,192 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/organizations/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every organization
+     * @description Paginated, newest first, with `memberCount`; `search` over name and slug.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          pageSize?: number;
+          search?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  /** @description ISO 8601 */
+                  createdAt: string;
+                  id: string;
+                  memberCount: number;
+                  name: string;
+                  slug: string;
+                }[];
+                page: number;
+                pages: number;
+                pageSize: number;
+                total: number;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/organizations/{org_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One organization */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                memberCount: number;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete an organization */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -1370,6 +1562,78 @@ export interface paths {
     };
     trace?: never;
   };
+  '/api/admin/user/{user_id}/impersonate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Act as a user (impersonation)
+     * @description An access token of the user with `act: {sub: <superuser id>}` in a session of its own, valid `impersonation_expire_minutes`; no refresh token. Credential routes refuse it (403 `access.impersonation_forbidden`); `POST /auth/logout` ends it. 403 `user.cannot_impersonate` for a superuser, a staff user, an inactive user or the caller; 404 `user.not_found`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            reason: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              access_token: string;
+              /** @description Seconds: `impersonation_expire_minutes` × 60 */
+              expires_in: number;
+              /** @enum {string} */
+              token_type: 'bearer';
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/user/{user_id}/mfa': {
     parameters: {
       query?: never;
@@ -1464,6 +1728,12 @@ export interface paths {
                 current: boolean;
                 /** Format: uuid */
                 id: string;
+                /** @description SPEC-3 §4: present on an impersonation session: the superuser acting as the user */
+                impersonatedBy?: {
+                  /** Format: uuid */
+                  id: string;
+                  username: string;
+                };
                 /** @description The client address at login, after the proxy rules */
                 ip: string;
                 /**
@@ -2864,6 +3134,229 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/auth/session': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Log in a browser session (cookies)
+     * @description Form or JSON `username`, `password`. 200 `{user}` setting the session, refresh and CSRF cookies; or `{mfa_required, mfa_token}` setting none (complete with `POST /mfa/verify` and `X-Svc-Session: cookie`). 401 `auth.invalid_credentials` as `POST /auth/token`; 403 `auth.csrf_failed` from an untrusted origin (docs/browser-sessions.md).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            password: string;
+            username: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data:
+                | {
+                    user: {
+                      /** @description ISO 8601 */
+                      createdAt: string;
+                      email: string | null;
+                      /** @description ISO 8601 */
+                      emailVerifiedAt: string | null;
+                      firstName: string;
+                      id: string;
+                      impersonatedBy?: {
+                        /** Format: uuid */
+                        id: string;
+                        username: string;
+                      };
+                      isActive: boolean;
+                      isStaff: boolean;
+                      isSuperuser: boolean;
+                      /** @description ISO 8601 */
+                      lastLoginAt: string | null;
+                      lastName: string;
+                      permissions: string[];
+                      username: string;
+                    };
+                  }
+                | {
+                    /** @enum {boolean} */
+                    mfa_required: true;
+                    mfa_token: string;
+                  };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    /**
+     * End the browser session (cookies)
+     * @description Ends the session of the session cookie as `POST /auth/logout` with its refresh token does, and clears the cookies. 403 `auth.csrf_failed` as every unsafe cookie request.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/session/refresh': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Refresh a browser session (cookies)
+     * @description The refresh cookie, rotated as `POST /auth/refresh-token` rotates (same reuse and grace rules); answers `{user}` and sets new cookies. 403 `auth.csrf_failed` without a trusted origin and an `X-CSRF-Token` equal to the CSRF cookie; 401 `auth.refresh_token_invalid` without the cookie.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                user: {
+                  /** @description ISO 8601 */
+                  createdAt: string;
+                  email: string | null;
+                  /** @description ISO 8601 */
+                  emailVerifiedAt: string | null;
+                  firstName: string;
+                  id: string;
+                  impersonatedBy?: {
+                    /** Format: uuid */
+                    id: string;
+                    username: string;
+                  };
+                  isActive: boolean;
+                  isStaff: boolean;
+                  isSuperuser: boolean;
+                  /** @description ISO 8601 */
+                  lastLoginAt: string | null;
+                  lastName: string;
+                  permissions: string[];
+                  username: string;
+                };
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/auth/sessions': {
     parameters: {
       query?: never;
@@ -2898,6 +3391,12 @@ export interface paths {
                 current: boolean;
                 /** Format: uuid */
                 id: string;
+                /** @description SPEC-3 §4: present on an impersonation session: the superuser acting as the user */
+                impersonatedBy?: {
+                  /** Format: uuid */
+                  id: string;
+                  username: string;
+                };
                 /** @description The client address at login, after the proxy rules */
                 ip: string;
                 /**
@@ -3378,6 +3877,11 @@ export interface paths {
                 emailVerifiedAt: string | null;
                 firstName: string;
                 id: string;
+                impersonatedBy?: {
+                  /** Format: uuid */
+                  id: string;
+                  username: string;
+                };
                 isActive: boolean;
                 isStaff: boolean;
                 isSuperuser: boolean;
@@ -3500,6 +4004,11 @@ export interface paths {
                 emailVerifiedAt: string | null;
                 firstName: string;
                 id: string;
+                impersonatedBy?: {
+                  /** Format: uuid */
+                  id: string;
+                  username: string;
+                };
                 isActive: boolean;
                 isStaff: boolean;
                 isSuperuser: boolean;
@@ -3638,6 +4147,10 @@ export interface paths {
                 enabled: boolean;
                 method: string | null;
               };
+              /** @description The organizations the user is a member of, with the role and joinedAt */
+              organizations: {
+                [key: string]: unknown;
+              }[];
               /** @description Passkeys, without their keys */
               passkeys: {
                 [key: string]: unknown;
@@ -5037,6 +5550,795 @@ export interface paths {
                 rpId?: string;
                 timeout?: number;
                 userVerification?: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's organizations */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                /** @description The caller's role; null for a superuser who is no member */
+                role: string | null;
+                slug: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Create an organization
+     * @description The caller becomes its owner. 403 `organization.create_forbidden` when `organization_create` is `superuser`; 409 `organization.slug_taken`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            /** @description 3 to 50 characters of `a-z`, `0-9`, `-`; unique */
+            slug: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One organization
+     * @description With the caller's `role` and `permissions`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                /** @description The codenames the caller's role grants in it */
+                permissions: string[];
+                /** @description The caller's role; null for a superuser who is no member */
+                role: string | null;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /**
+     * Delete an organization
+     * @description Owners. Its memberships and invitations go with it. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Change an organization
+     * @description Owners and admins. 409 `organization.slug_taken`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+            /** @description 3 to 50 characters of `a-z`, `0-9`, `-`; unique */
+            slug?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                name: string;
+                slug: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/invitations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Pending invitations
+     * @description Owners and admins: not accepted, revoked, superseded or expired. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                createdAt: string;
+                email: string;
+                expiresAt: string;
+                id: string;
+                invitedBy: {
+                  id: string;
+                  username: string;
+                } | null;
+                role: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Invite by email
+     * @description Owners and admins (an admin cannot invite as `owner`); mails a one-time link. A new invitation to the same address supersedes the earlier one. 409 `organization.already_member`. Refused to personal tokens (SPEC-3 §7 rule 3). 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** Format: email */
+            email: string;
+            /** @description `owner`, `admin`, `member` or a project role */
+            role: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                createdAt: string;
+                email: string;
+                expiresAt: string;
+                id: string;
+                invitedBy: {
+                  id: string;
+                  username: string;
+                } | null;
+                role: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/invitations/{invitation_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an invitation
+     * @description Owners and admins. 404 `organization.invitation_not_found`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          invitation_id: string;
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/members': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The members of an organization
+     * @description Paginated, oldest first; `search` over username, email and names. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          pageSize?: number;
+          search?: string;
+        };
+        header?: never;
+        path: {
+          org_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  email: string | null;
+                  firstName: string;
+                  /** @description ISO 8601 */
+                  joinedAt: string;
+                  lastName: string;
+                  role: string;
+                  userId: string;
+                  username: string;
+                }[];
+                page: number;
+                pages: number;
+                pageSize: number;
+                total: number;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/organizations/{org_id}/members/{user_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member, or leave
+     * @description Owners and admins (an admin not an owner), or the member themselves. 400 `organization.last_owner` when the only owner would leave members behind. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role
+     * @description Owners and admins; an admin neither changes an owner nor gives `owner` (403 `organization.role_forbidden`). 400 `organization.last_owner` for the only owner; 422 `organization.role_invalid`. 404 `organization.not_found` for a caller who is not a member (superusers pass).
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          org_id: string;
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description `owner`, `admin`, `member` or a project role */
+            role: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                email: string | null;
+                firstName: string;
+                /** @description ISO 8601 */
+                joinedAt: string;
+                lastName: string;
+                role: string;
+                userId: string;
+                username: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/organizations/invitations/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invitation
+     * @description The caller’s verified email must be the invited one (403 `organization.invitation_email_mismatch`); 400 `organization.invitation_invalid` for an unknown, used, expired, revoked or superseded token.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            token: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                organization: {
+                  /** @description ISO 8601 */
+                  createdAt: string;
+                  id: string;
+                  name: string;
+                  slug: string;
+                };
+                role: string;
               };
               message: string | null;
               success: boolean;

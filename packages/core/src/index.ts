@@ -67,3 +67,11 @@ export { z } from 'zod';
 // SPEC-3 §5 (docs/browser-sessions.md): the cookie answer of a project's own token-issuing route.
 export { issueTokensWith, type IssueTokens } from './kernel/browser-session.js';
 export type { BrowserSessions, IssuedLogin, TokenRouteContext } from './kernel/ports.js';
+// SPEC-3 §2 organizations
+export type {
+  OrganizationContext,
+  OrganizationInvitationMail,
+  OrganizationMembership,
+} from './kernel/ports.js';
+export type { OrganizationsOptions } from './organizations/index.js';
+export type { OrganizationRoles } from './organizations/service.js';

@@ -77,3 +77,6 @@ export { personalTokenTables, type PersonalTokenTables } from './personal-tokens
 // `@svc/core/internal` alone, without `createApp` and Express (docs/performance.md "The CLI's start").
 export { SvcError } from './kernel/errors/svc-error.js';
 export { z } from 'zod';
+// SPEC-3 §2 organizations: `svc orgs`.
+export { createOrganizationManager, type OrganizationManager } from './organizations/manage.js';
+export { SLUG_PATTERN as ORGANIZATION_SLUG_PATTERN } from './organizations/constants.js';

@@ -71,6 +71,13 @@ export const commands: CommandEntry[] = [
     describe: 'Manage groups: create, ls, grant, revoke, add-user, remove-user, delete',
     load: async () => (await import('./groups.js')).groupsCommand,
   },
+  // SPEC-3 §2 organizations
+  {
+    name: 'orgs',
+    command: 'orgs <command>',
+    describe: 'Manage organizations: list, create, show, add-member, remove-member, set-role, delete',
+    load: async () => (await import('./orgs.js')).orgsCommand,
+  },
 ];
 
 /** Options of the program itself that take a value (they may come before the command). */

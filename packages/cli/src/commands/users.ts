@@ -276,6 +276,13 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
         if (!argv.yes && !(await confirm(`Delete user '${username}' and all their data? [y/N] `))) {
           throw new CliError('not deleted: not confirmed (use --yes to skip the question)');
         }
+        // SPEC-3 §2: not the only owner of an organization that has other members.
+        const orgs = internal.createOrganizationManager({ db: project.db, settings: project.settings });
+        const stranded = await orgs.store.soleOwnerships(found.id);
+        if (stranded.length > 0)
+          throw new CliError(
+            `not deleted: '${username}' is the only owner of ${stranded.map((s) => `'${s}'`).join(', ')}, which has other members (svc orgs set-role makes another owner)`,
+          );
         await manager.remove(username);
         process.stdout.write(`deleted user '${username}'\n`);
       }),

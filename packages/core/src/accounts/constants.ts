@@ -23,4 +23,6 @@ export const ACCOUNT_EXPORT_KEYS = [
   'personalTokens',
   'passkeys',
   'activity',
+  // SPEC-3 §2 organizations: the user's memberships.
+  'organizations',
 ] as const;

@@ -61,5 +61,7 @@ export const AccountExportOut = z
     personalTokens: rows('Personal access tokens, without the tokens'),
     passkeys: rows('Passkeys, without their keys'),
     activity: rows('The newest 1,000 activity log entries of the user, newest first'),
+    // SPEC-3 §2
+    organizations: rows('The organizations the user is a member of, with the role and joinedAt'),
   })
   .catchall(z.unknown());

@@ -6,6 +6,7 @@ import { healthModule } from '../health/index.js';
 import { mailModule } from '../mail/index.js';
 import type { SvcModule } from '../kernel/module.js';
 import { mfaModule } from '../mfa/index.js';
+import { organizationsModule } from '../organizations/index.js';
 import { passkeysModule } from '../passkeys/index.js';
 import { personalTokensModule } from '../personal-tokens/index.js';
 import { rbacModule } from '../rbac/index.js';
@@ -29,4 +30,6 @@ export const coreModules: SvcModule[] = [
   personalTokensModule,
   auditModule,
   eventsModule,
+  // SPEC-3 §2 organizations
+  organizationsModule,
 ];

@@ -35,7 +35,7 @@ export interface AuthServiceDeps {
   cache: Cache;
   log: Logger;
   /** The event sink, and the second factor when the MFA module is there. */
-  ports: ModulePorts<never, never, 'secondFactor' | 'accounts'>;
+  ports: ModulePorts<never, never, 'secondFactor' | 'accounts' | 'organizations'>;
   now: () => Date;
   /** Hash verified for unknown usernames (computed once at startup). @default a fresh random hash */
   dummyHash?: string;
@@ -187,11 +187,15 @@ export async function createAuthService(deps: AuthServiceDeps) {
       // SPEC-2 "Sessions": a token's session is read in the same statement as its user.
       if (sid !== undefined && (typeof sid !== 'string' || !isUuid(sid)))
         throw new SvcError('auth.token_invalid');
+      // SPEC-3 §2: an organization route reads the caller's membership with the user (the guard checked the id).
+      const organizations = options.organizationId !== undefined ? ports.find('organizations') : undefined;
       const row = !isUuid(sub)
         ? undefined
-        : options.withPermissions
-          ? await store.userWithPermissions(sub, sid)
-          : await store.userForToken(sub, sid);
+        : organizations && options.organizationId !== undefined
+          ? await store.userWithOrganization(sub, sid, organizations.membershipColumn, options.organizationId)
+          : options.withPermissions
+            ? await store.userWithPermissions(sub, sid)
+            : await store.userForToken(sub, sid);
       if (!row) throw new SvcError('user.not_found');
       // SPEC "Refresh token and login": one-second resolution, a token of the same second stays valid.
       if (row.passwordChangedAt && iat < Math.floor(row.passwordChangedAt.getTime() / 1000)) {
@@ -212,7 +216,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
         ...(authTime !== undefined ? { authTime } : {}),
         ...(impersonatorId !== undefined ? { impersonatorId } : {}),
       };
-      return 'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
+      const withPermissions =
+        'permissions' in row ? { ...user, permissions: row.permissions as string[] } : user;
+      return organizations && 'membership' in row
+        ? { ...withPermissions, organization: organizations.parseMembership(row.membership) }
+        : withPermissions;
     },
     sessionActive: (userId, sessionId) => sessions.isActive(userId, sessionId),
     peek(token) {

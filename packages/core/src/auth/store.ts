@@ -94,6 +94,32 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       .where(eq(user.id, sql.placeholder('id'))),
     'svc_auth_user_by_id_perms',
   );
+  // SPEC-3 §2: on an organization route the caller's membership rides in the same statement (the
+  // `organizations` port's column, a subquery of another feature's tables, placeholder `orgId`). Prepared on
+  // first use: the port is provided after this store is made.
+  let byIdWithOrganization:
+    | {
+        column: SQL;
+        statement: Prepared<
+          (UserRow & { permissionsJson: string | null; sessionState: number | null; membership: unknown })[]
+        >;
+      }
+    | undefined;
+  const byIdWithOrganizationStatement = (column: SQL) => {
+    if (byIdWithOrganization?.column !== column) {
+      byIdWithOrganization = {
+        column,
+        statement: prepare(
+          orm
+            .select({ ...getTableColumns(user), permissionsJson, sessionState, membership: column })
+            .from(user)
+            .where(eq(user.id, sql.placeholder('id'))),
+          'svc_auth_user_by_id_perms_org',
+        ),
+      };
+    }
+    return byIdWithOrganization.statement;
+  };
   const byIdWithSession = prepare<(UserRow & { sessionState: number | null })[]>(
     orm
       .select({ ...getTableColumns(user), sessionState })
@@ -339,6 +365,24 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       sid?: string,
     ): Promise<(UserRow & { permissions: string[]; sessionState: number | null }) | undefined> {
       const row = (await byIdWithPermissions.execute({ id, sid: sid ?? null }))[0];
+      if (!row) return undefined;
+      const { permissionsJson: json, ...rest } = row;
+      return { ...rest, permissions: parsePermissionsJson(json) };
+    },
+    /**
+     * {@link userWithPermissions} plus the value of `membershipColumn` for organization `orgId` (SPEC-3 §2: the
+     * membership check of an organization route adds no round trip).
+     */
+    async userWithOrganization(
+      id: string,
+      sid: string | undefined,
+      membershipColumn: SQL,
+      orgId: string,
+    ): Promise<
+      (UserRow & { permissions: string[]; sessionState: number | null; membership: unknown }) | undefined
+    > {
+      const statement = byIdWithOrganizationStatement(membershipColumn);
+      const row = (await statement.execute({ id, sid: sid ?? null, orgId }))[0];
       if (!row) return undefined;
       const { permissionsJson: json, ...rest } = row;
       return { ...rest, permissions: parsePermissionsJson(json) };

@@ -21,6 +21,8 @@ export function coreTarget<K extends keyof CoreEvents>(type: K, data: CoreEvents
       return { superusers: true, userIds: [(data as CoreEvents['user_permissions_changed']).userId] };
     case 'session_revoked': // SPEC-2 "Sessions": the user and superusers
       return { superusers: true, userIds: [(data as CoreEvents['session_revoked']).userId] };
+    case 'organization_membership_changed': // SPEC-3 §2: the member and superusers
+      return { superusers: true, userIds: [(data as CoreEvents['organization_membership_changed']).userId] };
     default: // login, logout, activity
       return { superusers: true };
   }

@@ -16,8 +16,8 @@ export interface Authenticator {
    */
   authenticate(
     token: string,
-    options?: { withPermissions?: boolean },
-  ): Promise<AuthUser & { permissions?: string[] }>;
+    options?: { withPermissions?: boolean; organizationId?: string },
+  ): Promise<AuthUser & { permissions?: string[]; organization?: OrganizationMembership | null }>;
   /**
    * Whether session `sessionId` of the user is still active (SPEC-2 "Sessions"): event sockets opened with
    * it check this when they open and at every 30-second check, so a revocation made outside the API (the
@@ -86,6 +86,8 @@ export interface CoreEvents {
   /** SPEC-3 §4: a superuser began or ended impersonating a user (to superusers). */
   impersonation_started: { userId: string; impersonatorId: string };
   impersonation_ended: { userId: string; impersonatorId: string };
+  /** SPEC-3 §2: a membership was added, changed or removed (role null) (to the user and superusers). */
+  organization_membership_changed: { organizationId: string; userId: string; role: string | null };
 }
 
 /**
@@ -247,6 +249,22 @@ export interface InvitationMail extends AccountMail {
   invitedBy: string;
 }
 
+/**
+ * An invitation into an organization (SPEC-3 §2: the mailer's fourth operation). The invitee may have no
+ * account yet, so there is no user id.
+ */
+export interface OrganizationInvitationMail {
+  email: string;
+  /** The link with its one-time token (a secret). */
+  url: string;
+  expiresAt: Date;
+  locale: string;
+  /** The inviter's username. */
+  invitedBy: string;
+  organization: { id: string; name: string; slug: string };
+  role: string;
+}
+
 /** An MFA email code to deliver over SMTP (SPEC "Multi-factor routes" 6). */
 export interface MfaCodeMail {
   userId: string;
@@ -263,6 +281,8 @@ export interface MailDelivery {
   passwordReset(mail: AccountMail): void;
   emailVerification(mail: AccountMail): void;
   invitation(mail: InvitationMail): void;
+  /** SPEC-3 §2: an invitation into an organization. */
+  organizationInvitation(mail: OrganizationInvitationMail): void;
   /** True when `smtp_url` is set: MFA email codes can go out over SMTP when no `mfaSender` is given. */
   readonly smtp: boolean;
   /** Delivers an MFA email code over SMTP (in the user's language); resolves when handed to the server. */
@@ -374,6 +394,50 @@ export interface BrowserSessions {
   issue(ctx: TokenRouteContext, login: () => Promise<IssuedLogin>): Promise<unknown>;
 }
 
+// SPEC-3 §2 organizations ----------------------------------------------------------------------------------
+
+/** An organization as the guard loaded it for a request: its slug and the caller's role (null: no member). */
+export interface OrganizationMembership {
+  slug: string;
+  role: string | null;
+}
+
+/**
+ * What `ctx.organization` holds on a route with `organization: true` (SPEC-3 §2 "Organization routes of a
+ * project"): the organization the request names, the caller's role in it and the codenames that role grants
+ * (a superuser who is no member: role null and every declared codename).
+ */
+export interface OrganizationContext {
+  id: string;
+  slug: string;
+  role: string | null;
+  permissions: string[];
+}
+
+/**
+ * Organizations for the kernel guard and the features where a user can disappear (implemented by
+ * `organizations` while `organizations_enabled`).
+ */
+export interface OrganizationAccess {
+  /**
+   * An SQL value over the outer query's user row: the organization named by the placeholder `orgId` with the
+   * user's membership (JSON text `[slug, role]`, role null when no member), null when there is no such
+   * organization. The authenticator reads it in the statement that loads the user (one round trip).
+   */
+  membershipColumn: SQL;
+  /** Reads a value of {@link membershipColumn}. */
+  parseMembership(value: unknown): OrganizationMembership | null;
+  /** The same with a query of its own (personal tokens, `swagger_noauth`): userId null gives role null. */
+  membership(userId: string | null, organizationId: string): Promise<OrganizationMembership | null>;
+  /** The codenames a role grants (null: every declared codename, what a superuser who is no member sees). */
+  permissionsOf(role: string | null): string[];
+  /**
+   * 400 `organization.last_owner` at `loc` when deleting the user would leave an organization that has other
+   * members without an owner (SPEC-3 §2). Called by every deletion of an account before it deletes.
+   */
+  assertUserRemovable(userId: string, loc: (string | number)[]): Promise<void>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -395,6 +459,8 @@ export interface Ports {
   accountRemoval: AccountRemoval;
   // SPEC-3 §5
   browserSessions: BrowserSessions;
+  // SPEC-3 §2 organizations
+  organizations: OrganizationAccess;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

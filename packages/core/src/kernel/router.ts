@@ -6,6 +6,7 @@ import type { Translate } from './i18n/index.js';
 import type { Logger } from './log/logger.js';
 import type { Audience } from './audience.js';
 import type { AuthUser } from './identity.js';
+import type { OrganizationContext } from './ports.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -37,6 +38,19 @@ export interface ProtectionOptions {
    * @default the route's `allowPersonalToken` (credential routes refuse both); true on logout and tickets
    */
   allowImpersonation?: boolean;
+  /**
+   * The route works inside one organization (SPEC-3 §2 "Organization routes of a project"), named by the
+   * path parameter `orgId`, else the header `X-Organization-Id` (neither: 400 `organization.required`).
+   * A caller who is not a member gets 404 `organization.not_found` (superusers pass); the handler sees
+   * `ctx.organization`. The membership is read in the guard's one query. @default false
+   */
+  organization?: boolean;
+  /**
+   * Organization permission codenames the caller's role in the route's organization must all grant (403
+   * `access.permissions_missing` with `params.permissions`); implies `organization`. Router and route lists
+   * add up. Declared with `createApp({ organizationRoles })`.
+   */
+  organizationPermissions?: string[];
 }
 
 /** Options of one route. */
@@ -94,6 +108,7 @@ export interface HandlerContext<
   Q = Record<string, unknown>,
   B = unknown,
   U extends AuthUser | null = AuthUser | null,
+  O extends OrganizationContext | null = OrganizationContext | null,
 > {
   params: P;
   query: Q;
@@ -104,6 +119,11 @@ export interface HandlerContext<
    * null, as `caller` says. On a public route: the caller of a valid token, else null.
    */
   user: U;
+  /**
+   * The organization the request works in (SPEC-3 §2): set on routes with `organization: true` (or
+   * `organizationPermissions`), null elsewhere.
+   */
+  organization: O;
   /** The authenticated user or null, on any route (null with `global_noauth`). */
   caller: AuthUser | null;
   /** The main database (`database_url`, else the auth database). */
@@ -168,14 +188,22 @@ export type RouteUser<RouterPublic, RoutePublic> = RouterPublic extends true
     ? AuthUser | null
     : AuthUser;
 
+/** What `ctx.organization` can be: set when the router or the route says `organization: true`. */
+export type RouteOrganization<RouterOrg, RouteOrg> = RouterOrg extends true
+  ? OrganizationContext
+  : RouteOrg extends true
+    ? OrganizationContext
+    : OrganizationContext | null;
+
 export type Handler<
   P extends ZodType | undefined,
   Q extends ZodType | undefined,
   B extends ZodType | undefined,
   Path extends string = string,
   U extends AuthUser | null = AuthUser | null,
+  O extends OrganizationContext | null = OrganizationContext | null,
 > = (
-  ctx: HandlerContext<Infer<P, PathParams<Path>>, Infer<Q, Record<string, unknown>>, Infer<B, unknown>, U>,
+  ctx: HandlerContext<Infer<P, PathParams<Path>>, Infer<Q, Record<string, unknown>>, Infer<B, unknown>, U, O>,
 ) => unknown;
 
 export interface RouteDefinition {
@@ -185,7 +213,7 @@ export interface RouteDefinition {
   // The route's own inferred context types are checked where it is declared (Router's methods); stored
   // side by side, routes of every shape are called with the context the kernel builds.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- routes of every shape in one list
-  handler: (ctx: HandlerContext<any, any, any, any>) => unknown;
+  handler: (ctx: HandlerContext<any, any, any, any, any>) => unknown;
 }
 
 /** Router options. */
@@ -206,12 +234,13 @@ export interface RouterOptions extends ProtectionOptions {
  * Adds one route. `ctx.params` comes from the `params` schema, else from the path (`'/:noteId'` gives
  * `ctx.params.noteId: string`); `ctx.user` is non-null unless the route or its router is public.
  */
-export type AddRoute<RouterPublic extends boolean> = <
+export type AddRoute<RouterPublic extends boolean, RouterOrg extends boolean = boolean> = <
   const Path extends string,
   P extends ZodType | undefined = undefined,
   Q extends ZodType | undefined = undefined,
   B extends ZodType | undefined = undefined,
   Public extends boolean | undefined = undefined,
+  Org extends boolean | undefined = undefined,
 >(
   path: Path,
   options: RouteOptions<NonNullable<P>, NonNullable<Q>, NonNullable<B>> & {
@@ -219,20 +248,21 @@ export type AddRoute<RouterPublic extends boolean> = <
     query?: Q;
     body?: B;
     public?: Public;
+    organization?: Org;
   },
-  handler: Handler<P, Q, B, Path, RouteUser<RouterPublic, Public>>,
-) => Router<RouterPublic>;
+  handler: Handler<P, Q, B, Path, RouteUser<RouterPublic, Public>, RouteOrganization<RouterOrg, Org>>,
+) => Router<RouterPublic, RouterOrg>;
 
 /** A router; `RouterPublic` is true when its options say `public: true` (every route is then public). */
-export interface Router<RouterPublic extends boolean = boolean> {
+export interface Router<RouterPublic extends boolean = boolean, RouterOrg extends boolean = boolean> {
   readonly options: RouterOptions;
   readonly name: string;
   readonly routes: RouteDefinition[];
-  get: AddRoute<RouterPublic>;
-  post: AddRoute<RouterPublic>;
-  put: AddRoute<RouterPublic>;
-  patch: AddRoute<RouterPublic>;
-  delete: AddRoute<RouterPublic>;
+  get: AddRoute<RouterPublic, RouterOrg>;
+  post: AddRoute<RouterPublic, RouterOrg>;
+  put: AddRoute<RouterPublic, RouterOrg>;
+  patch: AddRoute<RouterPublic, RouterOrg>;
+  delete: AddRoute<RouterPublic, RouterOrg>;
 }
 
 /**
@@ -243,18 +273,19 @@ export interface Router<RouterPublic extends boolean = boolean> {
  */
 export function defineRouter<const O extends RouterOptions = Record<never, never>>(
   options?: O,
-): Router<O['public'] extends true ? true : false> {
+): Router<O['public'] extends true ? true : false, O['organization'] extends true ? true : false> {
   type Public = O['public'] extends true ? true : false;
+  type Org = O['organization'] extends true ? true : false;
   const given: RouterOptions = options ?? {};
   const routes: RouteDefinition[] = [];
   const name = given.name ?? ((given.prefix ?? '').replace(/^\/+|\/+$/g, '').replace(/\//g, '.') || 'root');
   const add =
     (method: HttpMethod) =>
-    (path: string, routeOptions: RouteOptions, handler: RouteDefinition['handler']): Router<Public> => {
+    (path: string, routeOptions: RouteOptions, handler: RouteDefinition['handler']): Router<Public, Org> => {
       routes.push({ method, path, options: routeOptions, handler });
       return router;
     };
-  const router: Router<Public> = {
+  const router: Router<Public, Org> = {
     options: given,
     name,
     routes,

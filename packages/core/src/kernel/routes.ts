@@ -23,6 +23,10 @@ export interface Requirements {
   requireRecentLogin: boolean;
   /** SPEC-3 §4: an impersonation session may call it (route, else router, else `allowPersonalToken`). */
   allowImpersonation: boolean;
+  /** The route works in one organization (SPEC-3 §2): router or route says so, or names codenames below. */
+  organization: boolean;
+  /** Organization codenames the caller's role must grant (router and route lists added up). */
+  organizationPermissions: string[];
 }
 
 /** Router and route protection added up: public from the route else the router, the rest combined. */
@@ -36,6 +40,18 @@ export function combineRequirements(router: ProtectionOptions, route: Protection
     allowPersonalToken,
     requireRecentLogin: Boolean(router.requireRecentLogin || route.requireRecentLogin),
     allowImpersonation: route.allowImpersonation ?? router.allowImpersonation ?? allowPersonalToken,
+    ...organizationRequirements(router, route),
+  };
+}
+
+/** SPEC-3 §2: `organizationPermissions` implies `organization`. */
+function organizationRequirements(router: ProtectionOptions, route: ProtectionOptions) {
+  const organizationPermissions = [
+    ...new Set([...(router.organizationPermissions ?? []), ...(route.organizationPermissions ?? [])]),
+  ];
+  return {
+    organization: Boolean(router.organization || route.organization || organizationPermissions.length > 0),
+    organizationPermissions,
   };
 }
 

@@ -1,7 +1,13 @@
 import { createTransport, type Transporter } from 'nodemailer';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AccountMail, InvitationMail, MailDelivery, MfaCodeMail } from '../kernel/ports.js';
+import type {
+  AccountMail,
+  InvitationMail,
+  MailDelivery,
+  MfaCodeMail,
+  OrganizationInvitationMail,
+} from '../kernel/ports.js';
 import { renderMail, type MailKind, type MailTemplate } from './templates.js';
 
 /**
@@ -14,6 +20,11 @@ export interface Mailer {
   sendPasswordReset(mail: AccountMail): Promise<void> | void;
   sendEmailVerification(mail: AccountMail): Promise<void> | void;
   sendInvitation(mail: InvitationMail): Promise<void> | void;
+  /**
+   * SPEC-3 §2: an invitation into an organization. Optional for mailers written before it: without it the
+   * built-in mailer writes this one.
+   */
+  sendOrganizationInvitation?(mail: OrganizationInvitationMail): Promise<void> | void;
 }
 
 export interface MailDeliveryDeps {
@@ -98,6 +109,36 @@ export function createMailDelivery(deps: MailDeliveryDeps): MailDelivery & { clo
     invitation(mail) {
       if (mailer) background('invitation', mail.userId, () => mailer.sendInvitation(mail));
       else builtIn('invitation', mail, { invitedBy: mail.invitedBy });
+    },
+    organizationInvitation(mail) {
+      // No user id: the invitee may have no account; the organization id names the mail in the log.
+      const logId = `organization:${mail.organization.id}`;
+      if (mailer?.sendOrganizationInvitation) {
+        const send = mailer.sendOrganizationInvitation.bind(mailer);
+        background('organizationInvitation', logId, () => send(mail));
+        return;
+      }
+      if (!transport) {
+        log.warn('smtp_url is not set: a mail was not delivered', {
+          kind: 'organizationInvitation',
+          organization_id: mail.organization.id,
+          ...(settings.debug ? { url: mail.url } : {}),
+        });
+        return;
+      }
+      const vars = {
+        appName,
+        email: mail.email,
+        url: mail.url,
+        expiresAt: mail.expiresAt,
+        expiresInMinutes: Math.max(1, Math.ceil((mail.expiresAt.getTime() - Date.now()) / 60_000)),
+        invitedBy: mail.invitedBy,
+        organization: mail.organization.name,
+        role: mail.role,
+      };
+      background('organizationInvitation', logId, () =>
+        smtpSend('organizationInvitation', mail.email, vars, mail.locale),
+      );
     },
     async mfaCode(mail: MfaCodeMail) {
       if (!transport) throw new Error('smtp_url is not set');

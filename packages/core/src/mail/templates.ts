@@ -2,7 +2,13 @@ import { escapeHtml } from '../kernel/html.js';
 import { translator, type Translate } from '../kernel/i18n/index.js';
 
 /** The mails svc writes (SPEC-2 "Mail and links"; the MFA code of SPEC "Multi-factor routes" 6). */
-export type MailKind = 'passwordReset' | 'emailVerification' | 'invitation' | 'mfaCode';
+export type MailKind =
+  | 'passwordReset'
+  | 'emailVerification'
+  | 'invitation'
+  | 'mfaCode'
+  // SPEC-3 §2: the invitation into an organization.
+  | 'organizationInvitation';
 
 /** What a template may put in a mail. */
 export interface MailVariables {
@@ -21,6 +27,10 @@ export interface MailVariables {
   invitedBy?: string;
   /** The six-digit code (MFA code). */
   code?: string;
+  /** The organization's name (organization invitation). */
+  organization?: string;
+  /** The role offered (organization invitation). */
+  role?: string;
 }
 
 /** One written mail: a subject, a plain-text body and an HTML body. */
@@ -45,6 +55,7 @@ const KEYS: Record<MailKind, string> = {
   emailVerification: 'mail.email_verification',
   invitation: 'mail.invitation',
   mfaCode: 'mail.mfa_code',
+  organizationInvitation: 'mail.organization_invitation',
 };
 
 /**
@@ -61,6 +72,8 @@ function standard(kind: MailKind): MailTemplate {
       minutes: vars.expiresInMinutes ?? '',
       duration: vars.expiresIn ?? '',
       code: vars.code ?? '',
+      organization: vars.organization ?? '',
+      role: vars.role ?? '',
     };
     const subject = t(`${key}.subject`, params);
     const intro = t(`${key}.intro`, params);
@@ -87,6 +100,7 @@ export const defaultTemplates: Record<MailKind, MailTemplate> = {
   emailVerification: standard('emailVerification'),
   invitation: standard('invitation'),
   mfaCode: standard('mfaCode'),
+  organizationInvitation: standard('organizationInvitation'),
 };
 
 const MINUTES_PER = { day: 24 * 60, hour: 60, minute: 1 } as const;

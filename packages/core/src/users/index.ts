@@ -8,7 +8,7 @@ export const usersModule = defineModule({
   name: 'users',
   provides: ['accountRemoval'],
   requires: ['loginGuard', 'tokens'],
-  uses: ['accounts'],
+  uses: ['accounts', 'organizations'],
   setup({ settings, authDb, coreTables, ports, log }) {
     const { user } = coreTables;
     const store = createUserStore(authDb, user, log, {
@@ -22,6 +22,7 @@ export const usersModule = defineModule({
       tokens: () => ports.get('tokens'),
       events: () => ports.get('events'),
       accounts: () => ports.find('accounts'),
+      organizations: () => ports.find('organizations'),
       now: () => new Date(),
     });
     ports.provide('accountRemoval', {

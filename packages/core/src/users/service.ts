@@ -2,7 +2,13 @@ import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
-import type { EventSink, TokenRevoker, UserChange, AccountLinks } from '../kernel/ports.js';
+import type {
+  EventSink,
+  TokenRevoker,
+  UserChange,
+  AccountLinks,
+  OrganizationAccess,
+} from '../kernel/ports.js';
 import { isCanonicalUuid, normaliseEmail } from '../kernel/identity.js';
 import { DEFAULT_USER_ORDER } from './constants.js';
 import { toUserOut, type UserListQuery, type UserOut, type UserPatchBody } from './schemas.js';
@@ -25,6 +31,8 @@ export interface UserServiceDeps {
   events(): EventSink;
   /** Account links, when the accounts module is there (a changed email gets a verification link). */
   accounts(): AccountLinks | undefined;
+  /** Organizations, when there: deleting an account checks the last-owner rule (SPEC-3 §2). */
+  organizations?(): OrganizationAccess | undefined;
   now: () => Date;
 }
 
@@ -61,6 +69,8 @@ export function createUserService(deps: UserServiceDeps) {
    * for the admin route and `DELETE /auth/user` (SPEC-2 "Administration and self-service"). False: no such user.
    */
   async function deleteAccount(userId: string, loc: (string | number)[]): Promise<boolean> {
+    // SPEC-3 §2: not while the user is the only owner of an organization that has other members.
+    await deps.organizations?.()?.assertUserRemovable(userId, loc);
     const outcome = await store.delete(userId);
     if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc });
     if ('notFound' in outcome) return false;
@@ -78,6 +88,7 @@ export function createUserService(deps: UserServiceDeps) {
     /** The `accountRemoval` port: 400 `user.last_superuser` ahead of `deleteAccount`. */
     async assertRemovable(userId: string, loc: (string | number)[]): Promise<void> {
       if (await store.isOnlyActiveSuperuser(userId)) throw new SvcError('user.last_superuser', { loc });
+      await deps.organizations?.()?.assertUserRemovable(userId, loc);
     },
 
     async list(query: UserListQuery): Promise<Page<UserOut>> {

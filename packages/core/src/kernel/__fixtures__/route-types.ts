@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createApp } from '../../app/create-app.js';
 import '../../user-settings/builtin.js';
 import type {} from '../../index.js';
-import type { AuthUser } from '../ports.js';
+import type { AuthUser, OrganizationContext } from '../ports.js';
 import { defineRouter } from '../router.js';
 
 const exact = <T>(value: T) => value;
@@ -77,3 +77,17 @@ createApp({
   settings: { acess_token_expire_minutes: 5 },
 });
 createApp({ settings: { access_token_expire_minutes: 5 } });
+
+// SPEC-3 §2: `ctx.organization` is there on an organization route (router or route), else possibly null.
+const scoped = defineRouter({ prefix: '/scoped', organization: true });
+scoped.get('/', {}, (ctx) => exact<OrganizationContext>(ctx.organization).slug);
+notes.get('/in-org', { organization: true, organizationPermissions: ['notes.read'] }, (ctx) => {
+  exact<string | null>(ctx.organization.role);
+  return ctx.organization.permissions;
+});
+notes.get('/no-org', {}, (ctx) => {
+  // @ts-expect-error a route without `organization` may have none
+  exact<OrganizationContext>(ctx.organization);
+  return null;
+});
+createApp({ routers: [scoped], organizationRoles: { billing: ['invoices.read'] } });

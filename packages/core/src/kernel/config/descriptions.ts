@@ -256,4 +256,18 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
       'Origins trusted on cookie requests besides the origin of public_url, which always is (comma-separated)',
     constraint: 'scheme://host[:port] each',
   },
+  // SPEC-3 §2 organizations
+  organizations_enabled: { meaning: 'Mount the organization routes (/organizations, /admin/organizations)' },
+  organization_create: {
+    meaning: 'Who may create an organization: `any` user or `superuser` only',
+    constraint: 'any or superuser',
+  },
+  organization_invitation_expire_hours: {
+    meaning: 'Validity of an organization invitation link, hours',
+    constraint: '1 to 720',
+  },
+  organization_invitation_url: {
+    meaning: 'Link template of an organization invitation mail; {public_url} and {token} are filled in',
+    constraint: 'contains {token}',
+  },
 };

@@ -177,6 +177,15 @@ const KnownSettingsSchema = z.object({
   csrf_trusted_origins: list.refine((origins) => origins.every((o) => /^https?:\/\/[^\s/?#@]+$/i.test(o)), {
     message: 'origins (scheme://host[:port], no path), comma-separated',
   }),
+  // SPEC-3 §2 organizations
+  organizations_enabled: bool.default(false),
+  organization_create: z.enum(['any', 'superuser']).default('any'),
+  organization_invitation_expire_hours: int(1, 720).default(72),
+  organization_invitation_url: str
+    .default('{public_url}/account/join-organization?token={token}')
+    .refine((v) => v.includes('{token}'), {
+      message: 'a link template containing {token}',
+    }),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */

@@ -109,6 +109,19 @@ export const ERROR_CODES = {
   'auth.csrf_failed': { status: 403, loc: ['header', 'X-CSRF-Token'] },
   'access.impersonation_forbidden': { status: 403, loc: AUTH_HEADER },
   'user.cannot_impersonate': { status: 403, loc: ['path', 'user_id'] },
+  // SPEC-3 §2 organizations
+  'organization.required': { status: 400, loc: ['header', 'X-Organization-Id'] },
+  'organization.last_owner': { status: 400, loc: ['body'] },
+  'organization.invitation_invalid': { status: 400, loc: ['body', 'token'] },
+  'organization.create_forbidden': { status: 403, loc: ['body'] },
+  'organization.role_forbidden': { status: 403, loc: ['body'] },
+  'organization.invitation_email_mismatch': { status: 403, loc: ['body', 'token'] },
+  'organization.not_found': { status: 404, loc: ['path', 'org_id'] },
+  'organization.member_not_found': { status: 404, loc: ['path', 'user_id'] },
+  'organization.invitation_not_found': { status: 404, loc: ['path', 'invitation_id'] },
+  'organization.slug_taken': { status: 409, loc: ['body', 'slug'] },
+  'organization.already_member': { status: 409, loc: ['body', 'email'] },
+  'organization.role_invalid': { status: 422, loc: ['body', 'role'] }, // params.roles
 } as const satisfies Record<string, ErrorSpec>;
 
 export type CoreErrorCode = keyof typeof ERROR_CODES;

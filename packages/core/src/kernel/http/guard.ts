@@ -1,6 +1,13 @@
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
-import { PERSONAL_TOKEN_PREFIX, type AuthUser, type PortRegistry } from '../ports.js';
+import { canonicalUuid } from '../identity.js';
+import {
+  PERSONAL_TOKEN_PREFIX,
+  type AuthUser,
+  type OrganizationContext,
+  type OrganizationMembership,
+  type PortRegistry,
+} from '../ports.js';
 import { assertRecentLogin } from '../recent-login.js';
 import type { Requirements } from '../routes.js';
 
@@ -8,7 +15,9 @@ export { combineRequirements, type Requirements } from '../routes.js';
 
 /** Whether a user must be loaded: not public, or any requirement (rule 4: public keeps router rules). */
 export function needsUser(req: Requirements): boolean {
-  return !req.public || req.permissions.length > 0 || req.requireStaff || req.requireSuperuser;
+  return (
+    !req.public || req.permissions.length > 0 || req.requireStaff || req.requireSuperuser || req.organization
+  );
 }
 
 export function bearerToken(header: string | undefined): string | null {
@@ -36,6 +45,48 @@ export interface GuardInput {
    * still has its user (SPEC "Activity log recording rules" 3: the user comes from the valid token).
    */
   onUser?(user: AuthUser): void;
+  /**
+   * On an organization route (SPEC-3 §2): the organization id the request names (path parameter `orgId`,
+   * else the header `X-Organization-Id`), as received; undefined when it names none.
+   */
+  organizationId?: string | undefined;
+  /** Told the organization of an organization route once the caller passed its checks. */
+  onOrganization?(organization: OrganizationContext): void;
+}
+
+/**
+ * SPEC-3 §2: the organization of an organization route. Non-members (and ids naming no organization) get
+ * 404 `organization.not_found`, never 403; superusers pass as owners do. Members lacking a codename: 403
+ * `access.permissions_missing` with `params.permissions`.
+ */
+function checkOrganization(
+  input: GuardInput,
+  id: string,
+  user: AuthUser | null,
+  membership: OrganizationMembership | null | undefined,
+): OrganizationContext {
+  const organizations = input.ports.find('organizations');
+  if (!organizations || !membership) throw new SvcError('organization.not_found');
+  const superuser = user === null || user.isSuperuser;
+  if (membership.role === null && !superuser) throw new SvcError('organization.not_found');
+  const permissions = organizations.permissionsOf(membership.role);
+  const organization = { id, slug: membership.slug, role: membership.role, permissions };
+  if (!superuser) {
+    const held = new Set(permissions);
+    const missing = input.requirements.organizationPermissions.filter((p) => !held.has(p));
+    if (missing.length > 0)
+      throw new SvcError('access.permissions_missing', { params: { permissions: missing } });
+  }
+  input.onOrganization?.(organization);
+  return organization;
+}
+
+/** The organization id of an organization route: 400 `organization.required` when the request names none. */
+function organizationIdOf(input: GuardInput): string | null {
+  const raw = input.organizationId;
+  if (raw === undefined || raw === '') throw new SvcError('organization.required');
+  // A value that is no UUID names no organization: 404 without a query.
+  return canonicalUuid(raw.trim());
 }
 
 /**
@@ -44,7 +95,16 @@ export interface GuardInput {
  */
 export async function guard(input: GuardInput): Promise<AuthUser | null> {
   const { requirements, settings, ports } = input;
-  if (settings.global_noauth) return null;
+  const organizationId = requirements.organization ? organizationIdOf(input) : undefined;
+  if (organizationId === null) throw new SvcError('organization.not_found');
+  if (settings.global_noauth) {
+    // Development only: no user, so the organization is only looked up (role null, every codename).
+    if (organizationId !== undefined) {
+      const membership = await ports.find('organizations')?.membership(null, organizationId);
+      checkOrganization(input, organizationId, null, membership);
+    }
+    return null;
+  }
   let token = bearerToken(input.authorization);
   // SPEC-3 §5: the cookie carries an access token under exactly the bearer's rules (sid, revocation,
   // permissions, the same one query); never a personal token, which only ever travels as a bearer header.
@@ -73,7 +133,7 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     if (!token || !authenticator) return null;
     return authenticator.authenticate(token).catch(() => null);
   }
-  let user: AuthUser | null = null;
+  let user: (AuthUser & { organization?: OrganizationMembership | null }) | null = null;
   if (!token) {
     if (settings.swagger_noauth && input.localDirect && !input.authorization && authenticator) {
       user = await authenticator.firstSuperuser();
@@ -91,7 +151,11 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
     if (!authenticator) throw new Error('no authenticator is registered (the auth module is disabled)');
     // docs/performance.md: the permissions come in the same statement as the user (one round trip), so every guarded
     // route gets them: a handler that needs them (GET /auth/user) does not query a second time.
-    user = await authenticator.authenticate(token, { withPermissions: true });
+    // SPEC-3 §2: on an organization route the membership comes in that same statement.
+    user = await authenticator.authenticate(token, {
+      withPermissions: true,
+      ...(organizationId !== undefined ? { organizationId } : {}),
+    });
   }
   input.onUser?.(user);
   // SPEC-3 §4: while impersonating, every credential route is refused before any other check of the route.
@@ -100,6 +164,14 @@ export async function guard(input: GuardInput): Promise<AuthUser | null> {
   // SPEC-3 §7 rule 1: adding a lasting credential needs a recent login, a superuser's too (the claim was read
   // with the token: no query).
   if (requirements.requireRecentLogin) assertRecentLogin(user, settings);
+  if (organizationId !== undefined) {
+    // A personal token or `swagger_noauth` user was loaded without it: one query of its own.
+    const membership =
+      user.organization !== undefined
+        ? user.organization
+        : await ports.find('organizations')?.membership(user.id, organizationId);
+    checkOrganization(input, organizationId, user, membership);
+  }
   if (user.isSuperuser) return user;
   if (requirements.requireSuperuser) throw new SvcError('access.superuser_required');
   if (requirements.requireStaff && !user.isStaff) throw new SvcError('access.staff_required');

@@ -12,7 +12,7 @@ import { negotiateLocale, resolveLocale, translator } from '../i18n/index.js';
 import { isValidRequestId, requestContext } from '../log/context.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord } from '../module.js';
-import type { Audience, PortRegistry } from '../ports.js';
+import type { Audience, OrganizationContext, PortRegistry } from '../ports.js';
 import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
@@ -407,6 +407,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // One 'handler' logger for every request, not a child built per request.
   const handlerLog = log.child('handler');
 
+  /** One value of a request header (the first of repeated ones). */
+  function headerValue(value: string | string[] | undefined): string | undefined {
+    return Array.isArray(value) ? value[0] : value;
+  }
+
   async function handle(compiled: CompiledRoute, req: Request, res: Response): Promise<void> {
     const { route } = compiled;
     const opts = route.options;
@@ -415,6 +420,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const clientIp = clientAddress(req);
     const cookie = sessionCookieOf(req, settings);
     res.locals.cookieToken = cookie?.token;
+    let organization: OrganizationContext | null = null;
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
@@ -425,6 +431,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       settings,
       ports,
       onUser: (known) => (res.locals.user = known),
+      // SPEC-3 §2: the path parameter `orgId` (`org_id` on the core's routes), else the header.
+      organizationId: compiled.requirements.organization
+        ? headerValue(req.params.orgId ?? req.params.org_id ?? req.headers['x-organization-id'])
+        : undefined,
+      onOrganization: (known) => (organization = known),
     });
     res.locals.user = user;
     const params = opts.params ? validate(opts.params, { ...req.params }, 'path') : { ...req.params };
@@ -440,6 +451,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       body,
       user,
       caller: user,
+      organization,
       db: options.db,
       authDb: options.authDb,
       cache: options.cache,

@@ -179,4 +179,32 @@ export const de: Record<string, string> = {
     'Nicht während einer Identitätsübernahme: Das kann nur der Benutzer selbst.',
   'user.cannot_impersonate':
     'Die Identität dieses Benutzers kann nicht übernommen werden (Superuser, Mitarbeiter, inaktiv oder Sie selbst).',
+  // SPEC-3 §2 organizations
+  'organization.required': 'Diese Route braucht eine Organisation: Senden Sie den Header X-Organization-Id.',
+  'organization.last_owner':
+    'Eine Organisation mit Mitgliedern braucht einen Eigentümer: Machen Sie zuerst ein anderes Mitglied zum Eigentümer.',
+  'organization.invitation_invalid':
+    'Der Einladungslink ist ungültig, wurde schon benutzt, widerrufen oder ist abgelaufen. Bitten Sie um eine neue Einladung.',
+  'organization.create_forbidden': 'Sie dürfen keine Organisationen anlegen.',
+  'organization.role_forbidden': 'Ihre Rolle in dieser Organisation erlaubt das nicht.',
+  'organization.invitation_email_mismatch':
+    'Diese Einladung ging an eine andere E-Mail-Adresse als Ihre bestätigte.',
+  'organization.not_found': 'Organisation nicht gefunden.',
+  'organization.member_not_found': 'Dieser Benutzer ist kein Mitglied der Organisation.',
+  'organization.invitation_not_found': 'Einladung nicht gefunden.',
+  'organization.slug_taken': 'Eine Organisation mit diesem Kürzel existiert bereits.',
+  'organization.already_member': 'Ein Benutzer mit dieser E-Mail-Adresse ist bereits Mitglied.',
+  'organization.role_invalid': 'Unbekannte Rolle; verwenden Sie eine von {roles}.',
+  'mail.organization_invitation.subject': '{invitedBy} lädt Sie zu {organization} bei {app} ein',
+  'mail.organization_invitation.intro':
+    '{invitedBy} lädt {email} ein, {organization} als {role} beizutreten.',
+  'mail.organization_invitation.action': 'Der Organisation beitreten',
+  'mail.organization_invitation.expiry': 'Der Link funktioniert einmal, {duration} lang.',
+  'mail.organization_invitation.ignore': 'Wenn Sie nicht beitreten möchten, ignorieren Sie diese E-Mail.',
+  'pages.join.title': 'Einer Organisation beitreten',
+  'pages.join.intro': 'Sie wurden eingeladen, {organization} als {role} beizutreten.',
+  'pages.join.login': 'Melden Sie sich mit Benutzername und Passwort an, um anzunehmen.',
+  'pages.join.username': 'Benutzername',
+  'pages.join.submit': 'Der Organisation beitreten',
+  'pages.join.done': 'Sie sind jetzt Mitglied von {organization}.',
 };

@@ -168,4 +168,31 @@ export const en: Record<string, string> = {
     'The request was refused as cross-site: it must come from a trusted origin and carry the X-CSRF-Token header.',
   'access.impersonation_forbidden': 'Not while impersonating a user: only the user can do this.',
   'user.cannot_impersonate': 'This user cannot be impersonated (a superuser, staff, inactive, or yourself).',
+  // SPEC-3 §2 organizations
+  'organization.required': 'This route needs an organization: send the X-Organization-Id header.',
+  'organization.last_owner':
+    'An organization with members needs an owner: make another member an owner first.',
+  'organization.invitation_invalid':
+    'The invitation link is invalid, was already used, was revoked or has expired. Ask for a new invitation.',
+  'organization.create_forbidden': 'You may not create organizations.',
+  'organization.role_forbidden': 'Your role in this organization does not allow this.',
+  'organization.invitation_email_mismatch':
+    'This invitation was sent to another email address than your verified one.',
+  'organization.not_found': 'Organization not found.',
+  'organization.member_not_found': 'This user is not a member of the organization.',
+  'organization.invitation_not_found': 'Invitation not found.',
+  'organization.slug_taken': 'An organization with this slug already exists.',
+  'organization.already_member': 'A user with this email address is already a member.',
+  'organization.role_invalid': 'Unknown role; use one of {roles}.',
+  'mail.organization_invitation.subject': '{invitedBy} invites you to {organization} on {app}',
+  'mail.organization_invitation.intro': '{invitedBy} invites {email} to join {organization} as {role}.',
+  'mail.organization_invitation.action': 'Join the organization',
+  'mail.organization_invitation.expiry': 'The link works once, for {duration}.',
+  'mail.organization_invitation.ignore': 'If you do not want to join, ignore this mail.',
+  'pages.join.title': 'Join an organization',
+  'pages.join.intro': 'You were invited to join {organization} as {role}.',
+  'pages.join.login': 'Log in with your username and password to accept.',
+  'pages.join.username': 'Username',
+  'pages.join.submit': 'Join the organization',
+  'pages.join.done': 'You are now a member of {organization}.',
 };
