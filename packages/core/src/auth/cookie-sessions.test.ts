@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import jwt from 'jsonwebtoken';
 import { describeEachDatabase, startTestApp, type TestApp, type TestResponse } from '../testing/index.js';
 import { enrolTotp } from '../../../../testing/mfa.js';
+import { eventually, startMailApp, stopMailApp, type TestSmtp } from '../../../../testing/smtp.js';
 import { sessionCookieHeaders } from '../kernel/browser-session.js';
 import { ConfigError, loadSettings } from '../kernel/config/load.js';
 
@@ -64,25 +65,24 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
     ...extra,
   });
 
+  let smtp: TestSmtp;
+
   beforeAll(async () => {
-    app = await startTestApp({
-      database,
-      settings: {
-        cookie_sessions_enabled: true,
-        public_url: ORIGIN,
-        csrf_trusted_origins: [OTHER_TRUSTED],
-        personal_tokens_enabled: true,
-        mfa_enabled: true,
-        events_broadcast_enabled: true,
-        activity_log_enabled: true,
-        activity_log_sync: true,
-        refresh_reuse_grace_seconds: 0,
-      },
-    });
+    ({ app, smtp } = await startMailApp(database, {
+      cookie_sessions_enabled: true,
+      public_url: ORIGIN,
+      csrf_trusted_origins: [OTHER_TRUSTED],
+      personal_tokens_enabled: true,
+      mfa_enabled: true,
+      events_broadcast_enabled: true,
+      activity_log_enabled: true,
+      activity_log_sync: true,
+      refresh_reuse_grace_seconds: 0,
+    }));
     alice = await app.createUser({ username: 'alice', email: 'alice@example.com' });
     await app.createUser({ username: 'bob' });
   });
-  afterAll(() => app.close());
+  afterAll(() => stopMailApp({ app, smtp }));
 
   it('logs in with POST /auth/session: {user} enveloped and the three cookies with the SPEC attributes', async () => {
     const { res } = await cookieLogin('alice');
@@ -384,6 +384,30 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
     expect(plain.status).toBe(200);
     expect(typeof plain.body.access_token).toBe('string');
     expect(plain.headers.getSetCookie()).toEqual([]);
+  });
+
+  it('accepts an invitation with X-Svc-Session: cookie: the cookies and {user}; cross-site refused first', async () => {
+    const admin = await app.loginAs(await app.createUser({ username: 'inviter', isSuperuser: true }));
+    expect((await admin.post('/api/admin/user/invite', { email: 'nora@example.com' })).status).toBe(201);
+    await eventually(() => smtp.messages.some((m) => m.envelopeTo.includes('nora@example.com')));
+    const text = smtp.messages.find((m) => m.envelopeTo.includes('nora@example.com'))!.text ?? '';
+    const token = decodeURIComponent(/accept-invitation\?token=(\S+)/.exec(text)![1]!);
+    const body = { token, password: 'invited-users-passphrase' };
+    const crossSite = await app.post('/api/auth/invitation/accept', body, {
+      headers: { 'X-Svc-Session': 'cookie', Origin: 'https://evil.example' },
+    });
+    expect([crossSite.status, crossSite.body.detail[0].code]).toEqual([403, 'auth.csrf_failed']);
+    // Refused before anything was used up: the same token still works from the trusted origin.
+    const res = await app.post('/api/auth/invitation/accept', body, {
+      headers: { 'X-Svc-Session': 'cookie', Origin: ORIGIN },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, data: { user: { username: 'nora@example.com' } } });
+    expect([...setCookies(res).keys()].sort()).toEqual([
+      '__Host-svc_csrf',
+      '__Host-svc_session',
+      '__Secure-svc_refresh',
+    ]);
   });
 
   it("puts the CSRF token in the account pages' forms (hidden csrfToken) and refuses a submit without it", async () => {

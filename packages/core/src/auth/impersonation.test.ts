@@ -191,6 +191,12 @@ describeEachDatabase('Impersonation', (database) => {
     expect((await own.delete(`/api/auth/sessions/${sid}`)).status).toBe(204);
     const res = await app.as(token).get('/api/auth/user');
     expect([res.status, res.body.detail[0].code]).toEqual([401, 'auth.session_revoked']);
+    const logged = await root.get(`/api/admin/audit/activity?userId=${frank.id}&method=DELETE`);
+    expect(logged.body.data[0]).toMatchObject({
+      path: `/api/auth/sessions/${sid}`,
+      description: 'impersonation ended by revocation',
+      impersonatorId: null,
+    });
     await socket.waitFor(
       (f) =>
         f.type === 'impersonation_ended' && f.data?.userId === frank.id && f.data?.impersonatorId === rootId,

@@ -50,7 +50,11 @@ export function createSessionRouter(sessions: SessionService): Router {
       status: 204,
       allowPersonalToken: false,
     },
-    (ctx) => sessions.revokeOwn(ctx.user.id, ctx.params.session_id),
+    async (ctx) => {
+      // SPEC-3 §4: the end of an impersonation by revocation is recorded as such.
+      if (await sessions.revokeOwn(ctx.user.id, ctx.params.session_id))
+        ctx.describeActivity('impersonation ended by revocation');
+    },
   );
 
   return router;
@@ -104,7 +108,11 @@ export function createSessionAdminRouter(sessions: SessionService): Router {
       status: 204,
       logAs: 'ended session {session_id} of {user_id}',
     },
-    (ctx) => sessions.adminRevoke(ctx.params.user_id, ctx.params.session_id),
+    async (ctx) => {
+      // SPEC-3 §4: the end of an impersonation by revocation is recorded as such.
+      if (await sessions.adminRevoke(ctx.params.user_id, ctx.params.session_id))
+        ctx.describeActivity('impersonation ended by revocation');
+    },
   );
 
   return admin;

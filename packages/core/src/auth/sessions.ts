@@ -85,13 +85,15 @@ export function createSessionService(deps: SessionServiceDeps) {
     }
   }
 
-  async function revokeOne(userId: string, sessionId: string): Promise<void> {
+  /** Ends one session; the superuser's id when it was an impersonation (SPEC-3 §4), else null. */
+  async function revokeOne(userId: string, sessionId: string): Promise<string | null> {
     // SPEC-3 §4: revoking an impersonation session ends the impersonation (its event names the superuser).
     const impersonatorId = isUuid(sessionId) ? await sessions.impersonatorOf(sessionId) : null;
     const ids = isUuid(sessionId) ? await sessions.revoke(userId, now(), { only: sessionId }) : [];
     if (ids.length === 0) throw new SvcError('auth.session_not_found');
     ended(userId, ids);
     if (impersonatorId) ports.get('events').emit('impersonation_ended', { userId, impersonatorId });
+    return impersonatorId;
   }
 
   return {
@@ -153,9 +155,9 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (includeTokens) await ports.find('personalTokenRevoker')?.deleteAll(userId);
     },
     /** `DELETE /admin/user/{user_id}/sessions/{session_id}`. */
-    async adminRevoke(userId: string, sessionId: string): Promise<void> {
+    async adminRevoke(userId: string, sessionId: string): Promise<string | null> {
       await existingUser(userId);
-      await revokeOne(userId, sessionId);
+      return revokeOne(userId, sessionId);
     },
   };
 }
