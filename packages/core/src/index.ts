@@ -64,3 +64,5 @@ export {
   type TableParts,
 } from './kernel/db/define-table.js';
 export { z } from 'zod';
+// SPEC-3 section 1: social login
+export type { OAuthProfile, OAuthProviderDefinition, SocialLoginOptions } from './social-login/index.js';

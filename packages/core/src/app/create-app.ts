@@ -28,6 +28,8 @@ import type { EventsOptions } from '../events/index.js';
 import type { MailOptions } from '../mail/index.js';
 import type { MfaOptions } from '../mfa/index.js';
 import type { UserSettingsOptions } from '../user-settings/index.js';
+// SPEC-3 section 1: social login (`oauthProviders`)
+import type { SocialLoginOptions } from '../social-login/index.js';
 import { buildAuthSchema } from './auth-schema.js';
 import { coreModules } from './modules.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
@@ -55,7 +57,8 @@ export interface MigrationTarget {
  * Options of {@link createApp}: the app's own, and those each core module reads (`mfaSender`,
  * `settingsSections`, `events…`), declared by the module (kernel/module.ts `moduleOptions`).
  */
-export interface AppOptions extends MfaOptions, MailOptions, UserSettingsOptions, EventsOptions {
+export interface AppOptions
+  extends MfaOptions, MailOptions, UserSettingsOptions, EventsOptions, SocialLoginOptions {
   /** The project's own migration targets by name (`auth` is the core's). */
   migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */

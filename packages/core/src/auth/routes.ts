@@ -14,6 +14,7 @@ import {
   UserPatchBody,
 } from './schemas.js';
 import type { AuthService } from './service.js';
+import { isUsableHash } from './passwords.js';
 
 /** The `auth` router (SPEC "Authentication routes", except the settings routes). */
 export function createAuthRouter(service: AuthService): Router {
@@ -66,9 +67,10 @@ export function createAuthRouter(service: AuthService): Router {
     // docs/performance.md: the guard loaded the caller and their permissions in this request already; the profile query
     // runs only when it did not (the swagger_noauth superuser).
     const user = ctx.user as AuthUser & { permissions?: string[] };
-    if (user.permissions) return { ...toUserOut(user), permissions: user.permissions };
+    if (user.permissions && user.hasPassword !== undefined)
+      return { ...toUserOut(user), permissions: user.permissions, hasPassword: user.hasPassword };
     const row = await service.profile(user.id);
-    return { ...toUserOut(row), permissions: row.permissions };
+    return { ...toUserOut(row), permissions: row.permissions, hasPassword: isUsableHash(row.passwordHash) };
   });
 
   auth.patch(
@@ -83,7 +85,7 @@ export function createAuthRouter(service: AuthService): Router {
     },
     async (ctx) => {
       const row = await service.updateProfile(ctx.user.id, ctx.body);
-      return { ...toUserOut(row), permissions: row.permissions };
+      return { ...toUserOut(row), permissions: row.permissions, hasPassword: isUsableHash(row.passwordHash) };
     },
   );
 

@@ -6,7 +6,11 @@ import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './constants.js';
 export { UserOut, toUserOut } from '../kernel/user-out.js';
 
 /** `GET /auth/user` and `PATCH /auth/user`: the user with effective permission codenames. */
-export const CurrentUserOut = UserOut.extend({ permissions: z.array(z.string()) });
+export const CurrentUserOut = UserOut.extend({
+  permissions: z.array(z.string()),
+  /** SPEC-3 section 1: false for an account made by a social login (or an invitation not accepted yet). */
+  hasPassword: z.boolean(),
+});
 export type CurrentUserOut = z.infer<typeof CurrentUserOut>;
 
 /** `POST /auth/token` form body (OAuth2 password flow; other OAuth2 fields are ignored). */

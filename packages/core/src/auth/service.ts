@@ -201,6 +201,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
       if (sid !== undefined && row.sessionState !== 1) throw new SvcError('auth.session_revoked');
       const user = {
         ...toAuthUser(row),
+        // SPEC-3 section 1: `GET /auth/user` says whether the account has a password, from this same row.
+        hasPassword: isUsableHash(row.passwordHash),
         ...(sid !== undefined ? { sessionId: sid } : {}),
         ...(authTime !== undefined ? { authTime } : {}),
       };

@@ -21,6 +21,9 @@ export function coreTarget<K extends keyof CoreEvents>(type: K, data: CoreEvents
       return { superusers: true, userIds: [(data as CoreEvents['user_permissions_changed']).userId] };
     case 'session_revoked': // SPEC-2 "Sessions": the user and superusers
       return { superusers: true, userIds: [(data as CoreEvents['session_revoked']).userId] };
+    case 'identity_linked': // SPEC-3 section 1: the user and superusers
+    case 'identity_unlinked':
+      return { superusers: true, userIds: [(data as CoreEvents['identity_linked']).userId] };
     default: // login, logout, activity
       return { superusers: true };
   }

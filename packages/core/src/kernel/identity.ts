@@ -67,6 +67,11 @@ export interface AuthUser {
    * claim, seconds since the epoch; a refresh keeps it). Absent for personal tokens and older access tokens.
    */
   authTime?: number;
+  /**
+   * Whether the account has a usable password (SPEC-3 section 1: `GET /auth/user` says `hasPassword`); set by
+   * the authenticator from the row it reads anyway, absent outside a request.
+   */
+  hasPassword?: boolean;
 }
 
 /** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */

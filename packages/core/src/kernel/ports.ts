@@ -78,6 +78,9 @@ export interface CoreEvents {
   user_permissions_changed: { userId: string };
   /** SPEC-2 "Sessions": a session was ended (to the user and superusers). */
   session_revoked: { userId: string; sessionId: string };
+  /** SPEC-3 section 1: an identity was linked to / unlinked from a user (to the user and superusers). */
+  identity_linked: { userId: string; provider: string };
+  identity_unlinked: { userId: string; provider: string };
 }
 
 /**
