@@ -130,6 +130,18 @@ export async function startTestIdp(
   let suspended = false;
 
   function build(): Provider {
+    // The package warns on the console that its development adapter and pages are in use: they are what a test
+    // wants, so the warnings of construction are dropped.
+    const warn = console.warn;
+    console.warn = () => undefined;
+    try {
+      return construct();
+    } finally {
+      console.warn = warn;
+    }
+  }
+
+  function construct(): Provider {
     const p = new Provider(idp.issuer, {
       clients: [
         {
@@ -150,6 +162,15 @@ export async function startTestIdp(
       // The claims of the scopes go into the ID token (as Google's and GitLab's do), not only the userinfo.
       conformIdTokenClaims: false,
       pkce: { required: () => true },
+      // Explicit lifetimes (the defaults print a notice each time they are used).
+      ttl: {
+        AccessToken: 3600,
+        AuthorizationCode: 60,
+        IdToken: 3600,
+        Interaction: 600,
+        Session: 3600,
+        Grant: 3600,
+      },
       findAccount: (_ctx, sub) => {
         const account = accounts.get(sub) ?? { sub };
         return { accountId: sub, claims: () => ({ ...account, sub }) };
