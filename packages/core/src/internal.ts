@@ -77,3 +77,7 @@ export { personalTokenTables, type PersonalTokenTables } from './personal-tokens
 // `@svc/core/internal` alone, without `createApp` and Express (docs/performance.md "The CLI's start").
 export { SvcError } from './kernel/errors/svc-error.js';
 export { z } from 'zod';
+// SPEC-3 section 1: social login (`svc users identities`)
+export { createSocialLoginStore, type SocialLoginStore } from './social-login/store.js';
+export { socialLoginTables, type SocialLoginTables } from './social-login/tables.js';
+export { unlinkIdentity } from './social-login/unlink.js';

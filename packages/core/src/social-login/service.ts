@@ -11,6 +11,7 @@ import { createProviderClient, type ProviderClient } from './provider-client.js'
 import type { ResolvedProvider } from './providers.js';
 import { allowedRedirectOrigins, checkRedirectTo } from './redirect.js';
 import type { IdentityRow, SocialLoginStore } from './store.js';
+import { unlinkIdentity } from './unlink.js';
 
 export type ExchangeResult = TokenPair | { mfa_required: true; mfa_token: string };
 
@@ -28,11 +29,6 @@ export interface SocialLoginServiceDeps {
 /** An answer that sets the browser-binding cookie. */
 export interface WithCookie {
   setCookie: string;
-}
-
-/** A password a login can match: an Argon2 PHC string (the rule of auth's `isUsableHash`; markers match none). */
-function hasUsablePassword(hash: string | null | undefined): boolean {
-  return typeof hash === 'string' && hash.startsWith('$argon2');
 }
 
 /** A binding cookie value as issued: 32 random bytes, base64url. */
@@ -242,17 +238,7 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
      * 400 `auth.last_login_method` when the account would keep no password, passkey or other identity.
      */
     async unlink(userId: string, identityId: string): Promise<void> {
-      const notFound = () => new SvcError('auth.identity_not_found');
-      const mine = (await store.list(userId)).find((row) => row.id === identityId);
-      if (!mine) throw notFound();
-      const user = await store.user(userId);
-      if (!user) throw notFound();
-      const others = (await store.identityCount(userId)) - 1;
-      if (!hasUsablePassword(user.passwordHash) && others === 0 && (await store.passkeyCount(userId)) === 0) {
-        throw new SvcError('auth.last_login_method');
-      }
-      const removed = await store.remove(userId, identityId);
-      if (!removed) throw notFound();
+      const removed = await unlinkIdentity(store, userId, identityId);
       ports.get('events').emit('identity_unlinked', { userId, provider: removed.provider });
     },
   };

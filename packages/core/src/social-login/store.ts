@@ -96,7 +96,7 @@ export function createSocialLoginStore(
       return Number(row?.n ?? 0);
     },
 
-    /** How many passkeys the user has (0 when the passkey table does not exist). */
+    /** How many passkeys the user has. */
     async passkeyCount(userId: string): Promise<number> {
       const [first] = await db.all<{ n: number | string }>(
         sql`select count(*) as n from ${sql.identifier(passkeyTable)} where user_id = ${userId}`,
