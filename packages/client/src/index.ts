@@ -9,3 +9,5 @@ export type { SignedOutReason } from './refresh.js';
 export { localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
 export type { WebSocketConstructor, WebSocketLike } from './platform.js';
 export type { components, paths } from './schema.js';
+// SPEC-3 section 1: social login
+export type { OAuthProvider, SignInFragment, SvcIdentity } from './social.js';
