@@ -2,6 +2,7 @@
 // user's settings form rendered from the UI schema (docs/settings-ui-schema.md), and the live event stream.
 import { createClient, SvcApiError, type EventsSubscription, type MfaStep } from '@svc/client';
 import { renderSettingsForm } from './settings-form.js';
+import { completeSocialSignIn, renderSocialButtons } from './social.js';
 
 const client = createClient({ baseUrl: location.origin });
 
@@ -90,6 +91,16 @@ mfaForm.addEventListener('submit', (event) => {
 byId('logout').addEventListener('click', () => void client.logout().catch(showError));
 client.onSignedOut(() => void signOut());
 
-// A tab opened while signed in (the pair is in localStorage) starts in the app.
-if (client.signedIn) enterApp().catch(showError);
-else show('login');
+// Social login (docs/social-login.md): back from a provider, the fragment is completed first (a login, or the
+// MFA step); the buttons of the enabled providers sit under the password form.
+async function start(): Promise<void> {
+  const social = await completeSocialSignIn(client).catch((error: unknown) => (showError(error), null));
+  if (social?.status === 'mfa-required') {
+    pendingMfa = social;
+    show('mfa');
+  } else if (client.signedIn) await enterApp();
+  // A tab opened while signed in (the pair is in localStorage) starts in the app.
+  else show('login');
+  await renderSocialButtons(client, byId('social-buttons'));
+}
+start().catch(showError);
