@@ -32,9 +32,20 @@ export interface SocialLoginDeps {
   authedJson<T>(path: string, post?: { body?: unknown }): Promise<T>;
 }
 
+/** What the client uses of the browser's `location` and `history` (no DOM types: the package builds for Node too). */
+interface LocationLike {
+  href: string;
+  pathname: string;
+  search: string;
+  assign(url: string): void;
+}
+interface HistoryLike {
+  replaceState(data: unknown, unused: string, url: string): void;
+}
+
 /** The browser's address, or `undefined` outside one. */
-function currentLocation(): Location | undefined {
-  return inBrowser() ? (globalThis as unknown as { location: Location }).location : undefined;
+function currentLocation(): LocationLike | undefined {
+  return inBrowser() ? (globalThis as unknown as { location: LocationLike }).location : undefined;
 }
 
 /** Where the callback should come back to by default: this page (a path on the server's origin, else the URL). */
@@ -91,7 +102,7 @@ export function createSocialLogin(deps: SocialLoginDeps) {
       // The code is a credential for 60 seconds: out of the address bar and the history at once.
       const here = currentLocation();
       if (url === undefined && here) {
-        (globalThis as unknown as { history: History }).history.replaceState(
+        (globalThis as unknown as { history: HistoryLike }).history.replaceState(
           null,
           '',
           `${here.pathname}${here.search}`,

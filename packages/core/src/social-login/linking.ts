@@ -113,13 +113,16 @@ export function createLinkingRules(deps: LinkingDeps) {
     entry: EntryPoint,
     identity: ProviderIdentity,
     boundUser: string | null,
-  ): Promise<{ facts: LinkingFacts; existing: IdentityRow | undefined }> {
-    const existing = await store.byIssuerSubject(identity.issuer, identity.subject);
+  ): Promise<{ facts: LinkingFacts; existing: IdentityRow | undefined; owner: UserRow | undefined }> {
+    // The identity and its user in one query: a login through a linked identity reads nothing else here.
+    const found = await store.withUser(identity.issuer, identity.subject);
+    const existing = found?.identity;
     // The email account matters only to rule 3 (no owner, a login): no query otherwise.
     const account =
       !existing && entry === 'login' && identity.email ? await store.userByEmail(identity.email) : undefined;
     return {
       existing,
+      owner: found?.user,
       facts: {
         entry,
         policy: settings.oauth_link_policy,
@@ -157,14 +160,19 @@ export function createLinkingRules(deps: LinkingDeps) {
     retried = false,
   ): Promise<LinkingOutcome> {
     const { entry, provider, identity } = input;
-    const { facts: known, existing } = await facts(entry, identity, input.boundUser ?? null);
+    const { facts: known, existing, owner } = await facts(entry, identity, input.boundUser ?? null);
     const decision = decideLinking(known);
     switch (decision.action) {
       case 'refuse':
         throw new SvcError(decision.code);
       case 'login':
       case 'linked':
-        return { kind: decision.action, user: await loadUser(decision.userId), identity: existing! };
+        // Both decide for the identity's owner, read with it.
+        return {
+          kind: decision.action,
+          user: owner ?? (await loadUser(decision.userId)),
+          identity: existing!,
+        };
       case 'attach': {
         const user = await loadUser(decision.userId);
         // An account that cannot log in gets no identity through a login (the link's caller is signed in).

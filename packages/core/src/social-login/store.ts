@@ -41,6 +41,22 @@ export function createSocialLoginStore(
       return row;
     },
 
+    /**
+     * The identity `(issuer, subject)` with its user, in one indexed query (the unique index, then the user's
+     * primary key): what a login through an identity reads before the login's own statements.
+     */
+    async withUser(
+      issuer: string,
+      subject: string,
+    ): Promise<{ identity: IdentityRow; user: UserRow } | undefined> {
+      const [row] = await orm
+        .select({ identity: i, user: u })
+        .from(i)
+        .innerJoin(u, eq(u.id, i.userId))
+        .where(and(eq(i.issuer, issuer), eq(i.subject, subject)));
+      return row;
+    },
+
     async list(userId: string): Promise<IdentityRow[]> {
       return orm.select().from(i).where(eq(i.userId, userId)).orderBy(asc(i.createdAt), asc(i.id));
     },
