@@ -1,5 +1,6 @@
 import { freePort } from '../../../../testing/cli-process.js';
 import { moveClockAhead, restoreClock } from '../../../../testing/clock.js';
+import { eventsUrl, openSocket, ticketOf } from '../../../../testing/events.js';
 import { enrolTotp } from '../../../../testing/mfa.js';
 import {
   socialSignIn,
@@ -43,6 +44,7 @@ describeEachDatabase('social login', (database) => {
         oauth_allowed_redirect_origins: 'http://localhost:5173',
         mfa_enabled: true,
         personal_tokens_enabled: true,
+        events_broadcast_enabled: true,
         ...oidcSettings('acme', idp),
         ...{
           oauth_acme_label: 'Acme SSO',
@@ -225,16 +227,27 @@ describeEachDatabase('social login', (database) => {
     const adminLast = await admin.delete(`/api/admin/user/${me.body.data.id}/identities/${identity.id}`);
     expect(adminLast.body.detail[0]).toMatchObject({ code: 'auth.last_login_method' });
     // With a password the identity can go.
+    // Linking and unlinking tell the user (and superusers) over the event stream.
     const user = await app.createUser({ username: 'has-password' });
     const client = await app.loginAs(user);
-    const link = await client.post('/api/auth/oauth/acme/link', {});
-    idp.accounts.set('hp-sub', { sub: 'hp-sub' });
-    await socialSignIn(app.url, 'acme', idp, 'hp-sub', {
-      start: { authorizationUrl: link.body.data.authorizationUrl, cookie: bindingOf(link.headers) },
-    });
-    const [linked] = (await client.get('/api/auth/identities')).body.data;
-    expect((await admin.delete(`/api/admin/user/${user.id}/identities/${linked.id}`)).status).toBe(204);
-    expect((await client.get('/api/auth/identities')).body.data).toEqual([]);
+    const socket = await openSocket(eventsUrl(app.url, { ticket: await ticketOf(client) }));
+    try {
+      await socket.waitFor((frame) => frame.type === 'snapshot');
+      const link = await client.post('/api/auth/oauth/acme/link', {});
+      idp.accounts.set('hp-sub', { sub: 'hp-sub' });
+      await socialSignIn(app.url, 'acme', idp, 'hp-sub', {
+        start: { authorizationUrl: link.body.data.authorizationUrl, cookie: bindingOf(link.headers) },
+      });
+      const linkedEvent = await socket.waitFor((frame) => frame.type === 'identity_linked');
+      expect(linkedEvent.data).toEqual({ userId: user.id, provider: 'acme' });
+      const [linked] = (await client.get('/api/auth/identities')).body.data;
+      expect((await admin.delete(`/api/admin/user/${user.id}/identities/${linked.id}`)).status).toBe(204);
+      expect((await client.get('/api/auth/identities')).body.data).toEqual([]);
+      const unlinkedEvent = await socket.waitFor((frame) => frame.type === 'identity_unlinked');
+      expect(unlinkedEvent.data).toEqual({ userId: user.id, provider: 'acme' });
+    } finally {
+      await socket.close();
+    }
   });
 
   it('lists the identities in the data export', async () => {
