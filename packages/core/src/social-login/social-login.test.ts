@@ -291,6 +291,30 @@ describeEachDatabase('social login', (database) => {
     expect(result.location).toBe(`${app.url}/x#svc_error=auth.oauth_denied`);
   });
 
+  it('fails with auth.oauth_provider_error for a provider error other than access_denied', async () => {
+    const start = await startAuthorize(app.url, 'acme', '/x');
+    const state = new URL(start.authorizationUrl).searchParams.get('state')!;
+    const res = await fetch(
+      `${app.url}/api/auth/oauth/acme/callback?state=${state}&error=temporarily_unavailable`,
+      { headers: { cookie: start.cookie }, redirect: 'manual' },
+    );
+    expect(res.headers.get('location')).toBe(`${app.url}/x#svc_error=auth.oauth_provider_error`);
+  });
+
+  it('refuses a linked identity of an inactive or locked account at the callback (auth.oauth_login_failed)', async () => {
+    const rt = app.app.runtime;
+    const { eq } = await import('drizzle-orm');
+    const { user } = rt.tables.core;
+    for (const change of [{ isActive: false }, { lockedUntil: new Date(Date.now() + 3_600_000) }]) {
+      const sub = `blocked-${Object.keys(change)[0]}`;
+      const { res } = await loginWith(sub, { email: `${sub}@example.com`, email_verified: true });
+      const me = await app.as(res.body.access_token).get('/api/auth/user');
+      await rt.authDb.orm.update(user).set(change).where(eq(user.id, me.body.data.id));
+      const again = await socialSignIn(app.url, 'acme', idp, sub);
+      expect(again.fragment).toEqual({ svc_error: 'auth.oauth_login_failed' });
+    }
+  });
+
   it('answers 404 for an unknown provider and 502 for an unreachable one (which did not stop the start)', async () => {
     const unknown = await app.get('/api/auth/oauth/nope/authorize');
     expect(unknown.status).toBe(404);
