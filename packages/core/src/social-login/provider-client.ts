@@ -1,4 +1,4 @@
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { MAX_IAT_FUTURE_SECONDS, PROVIDER_TIMEOUT_MS } from './constants.js';
@@ -15,6 +15,13 @@ export interface AuthorizationRequest {
 export interface ProviderIdentity extends OAuthProfile {
   issuer: string;
 }
+
+/**
+ * openid-client, loaded when a provider is first needed: a server with social login off, and every start,
+ * do not pay for it (docs/performance.md, cold start).
+ */
+let library: Promise<typeof Oidc> | undefined;
+const openidClient = () => (library ??= import('openid-client'));
 
 const providerError = () => new SvcError('auth.oauth_provider_error');
 const tokenInvalid = () => new SvcError('auth.oauth_token_invalid');
@@ -76,22 +83,23 @@ function classify(error: unknown, log: Logger, provider: string): SvcError {
  * key cache re-fetches the JWKS for an unknown key id at most once a minute).
  */
 export function createProviderClient(provider: ResolvedProvider, redirectUri: string, log: Logger) {
-  let configuration: Promise<oidc.Configuration> | null = null;
+  let configuration: Promise<Oidc.Configuration> | null = null;
   const timeoutSeconds = PROVIDER_TIMEOUT_MS / 1000;
 
   /** The client's authentication: with its secret, or none (a public client relying on PKCE alone). */
-  function clientAuth(withSecret: (secret: string) => oidc.ClientAuth): oidc.ClientAuth {
+  function clientAuth(oidc: typeof Oidc, withSecret: (secret: string) => Oidc.ClientAuth): Oidc.ClientAuth {
     return provider.clientSecret === '' ? oidc.None() : withSecret(provider.clientSecret);
   }
 
-  async function load(): Promise<oidc.Configuration> {
+  async function load(): Promise<Oidc.Configuration> {
+    const oidc = await openidClient();
     const execute = provider.insecure ? [oidc.allowInsecureRequests] : [];
     if (provider.kind === 'oidc') {
       const config = await oidc.discovery(
         new URL(provider.issuer),
         provider.clientId,
         undefined,
-        clientAuth(oidc.ClientSecretBasic),
+        clientAuth(oidc, oidc.ClientSecretBasic),
         { execute: [...execute, oidc.enableNonRepudiationChecks], timeout: timeoutSeconds },
       );
       config.timeout = timeoutSeconds;
@@ -109,7 +117,7 @@ export function createProviderClient(provider: ResolvedProvider, redirectUri: st
       },
       provider.clientId,
       undefined,
-      clientAuth(oidc.ClientSecretPost),
+      clientAuth(oidc, oidc.ClientSecretPost),
     );
     for (const step of execute) step(config);
     config.timeout = timeoutSeconds;
@@ -117,7 +125,7 @@ export function createProviderClient(provider: ResolvedProvider, redirectUri: st
   }
 
   /** The configuration, fetched once; a failure is forgotten so the next request tries again. */
-  function config(): Promise<oidc.Configuration> {
+  function config(): Promise<Oidc.Configuration> {
     configuration ??= load().catch((error: unknown) => {
       configuration = null;
       throw error;
@@ -137,6 +145,7 @@ export function createProviderClient(provider: ResolvedProvider, redirectUri: st
         classify(error, log, provider.name);
         throw providerError();
       });
+      const oidc = await openidClient();
       const codeVerifier = oidc.randomPKCECodeVerifier();
       const nonce = isOpenId ? oidc.randomNonce() : null;
       const parameters: Record<string, string> = {
@@ -159,6 +168,7 @@ export function createProviderClient(provider: ResolvedProvider, redirectUri: st
       checks: { state: string; codeVerifier: string; nonce: string | null },
     ): Promise<ProviderIdentity> {
       try {
+        const oidc = await openidClient();
         const cfg = await config();
         const currentUrl = new URL(redirectUri);
         for (const [key, value] of Object.entries(query)) currentUrl.searchParams.set(key, value);
