@@ -14,6 +14,7 @@ import {
 } from '@svc/client';
 import { renderOrganizations } from './organizations.js';
 import { renderSettingsForm } from './settings-form.js';
+import { completeSocialSignIn, renderSocialButtons } from './social.js';
 
 const session = new URLSearchParams(location.search).get('session') === 'bearer' ? 'bearer' : 'cookie';
 /** The signed-in user's own client. */
@@ -170,6 +171,16 @@ byId('logout').addEventListener('click', () => {
 });
 client.onSignedOut(() => void signOut());
 
-// A tab opened while signed in (the session cookies, or the pair in localStorage) starts in the app.
-if (client.signedIn) enterApp().catch(showError);
-else show('login');
+// Social login (docs/social-login.md): back from a provider, the fragment is completed first (a login, or the
+// MFA step); the buttons of the enabled providers sit under the password form.
+async function start(): Promise<void> {
+  const social = await completeSocialSignIn(client).catch((error: unknown) => (showError(error), null));
+  if (social?.status === 'mfa-required') {
+    pendingMfa = social;
+    show('mfa');
+  } else if (client.signedIn) await enterApp();
+  // A tab opened while signed in (the session cookies, or the pair in localStorage) starts in the app.
+  else show('login');
+  await renderSocialButtons(client, byId('social-buttons'));
+}
+start().catch(showError);

@@ -6,6 +6,7 @@ import { createCredential, getAssertion } from './passkey.js';
 import { browserStorage, globalWebSocket, inBrowser, type WebSocketConstructor } from './platform.js';
 import { createRefresher, type SignedOutReason } from './refresh.js';
 import type { paths } from './schema.js';
+import { createSocialLogin, type OAuthProvider, type SignInFragment, type SvcIdentity } from './social.js';
 import { expiresAt, localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
 
 /**
@@ -132,6 +133,21 @@ export interface SvcClient {
   readonly session: 'bearer' | 'cookie';
   /** Stops listening to the other tabs. */
   close(): void;
+  // SPEC-3 section 1: social login (social.ts)
+  /** The enabled sign-in providers (`GET /auth/oauth/providers`), for the buttons. */
+  oauthProviders(): Promise<OAuthProvider[]>;
+  /** Sends the browser to the provider; it comes back to `redirectTo` (default this page). Returns the URL. */
+  signInWith(provider: string, options?: { redirectTo?: string }): string;
+  /**
+   * Completes what the provider's callback came back with (the fragment of `url`, default the address bar):
+   * signed in, the MFA step, `{status: 'linked', provider}`, or null when there is nothing; `#svc_error` throws
+   * `SvcApiError` with its code.
+   */
+  completeSignIn(url?: string): Promise<LoginResult | NonNullable<SignInFragment> | null>;
+  /** Links a provider to the signed-in user (a recent login is needed), then goes to the provider. */
+  link(provider: string, options?: { redirectTo?: string }): Promise<string>;
+  /** The signed-in user's linked identities (`GET /auth/identities`). */
+  identities(): Promise<SvcIdentity[]>;
 }
 
 /** 401 codes that say the login itself is over: refreshing cannot help (SPEC "Authentication" 3, SPEC-2 4). */
@@ -417,6 +433,18 @@ export function createClient(options: ClientOptions): SvcClient {
     }
   }
 
+  // SPEC-3 section 1: social login (social.ts)
+  const social = createSocialLogin({
+    base,
+    post: (path, body) => post(path, body),
+    async get(path) {
+      const response = await send(`${base}${path}`, { headers: { accept: 'application/json' } });
+      if (!response.ok) throw await apiErrorOf(response);
+      return unwrap<unknown>(await response.json());
+    },
+    authedJson,
+  });
+
   return {
     async login(username, password) {
       const path = cookieMode ? '/api/auth/session' : '/api/auth/token';
@@ -514,6 +542,21 @@ export function createClient(options: ClientOptions): SvcClient {
     close() {
       refresher.close();
     },
+    // SPEC-3 section 1: social login (social.ts)
+    oauthProviders: () => social.oauthProviders(),
+    signInWith: (provider, signInOptions) => social.signInWith(provider, signInOptions),
+    async completeSignIn(url) {
+      return (await social.readFragment(url, async (code) => {
+        const body = (await post('/api/auth/oauth/exchange', { code })) as {
+          mfa_required?: boolean;
+          mfa_token?: string;
+        };
+        if (body?.mfa_required && typeof body.mfa_token === 'string') return mfaStep(body.mfa_token);
+        return signedIn(body);
+      })) as LoginResult | NonNullable<SignInFragment> | null;
+    },
+    link: (provider, linkOptions) => social.link(provider, linkOptions),
+    identities: () => social.identities(),
   };
 }
 

@@ -28,3 +28,5 @@ export type {
   SvcOrganizationMembership,
   SvcPage,
 } from './client.js';
+// SPEC-3 section 1: social login
+export type { OAuthProvider, SignInFragment, SvcIdentity } from './social.js';

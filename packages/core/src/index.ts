@@ -75,3 +75,5 @@ export type {
 } from './kernel/ports.js';
 export type { OrganizationsOptions } from './organizations/index.js';
 export type { OrganizationRoles } from './organizations/service.js';
+// SPEC-3 section 1: social login
+export type { OAuthProfile, OAuthProviderDefinition, SocialLoginOptions } from './social-login/index.js';

@@ -80,3 +80,7 @@ export { z } from 'zod';
 // SPEC-3 §2 organizations: `svc orgs`.
 export { createOrganizationManager, type OrganizationManager } from './organizations/manage.js';
 export { SLUG_PATTERN as ORGANIZATION_SLUG_PATTERN } from './organizations/constants.js';
+// SPEC-3 section 1: social login (`svc users identities`)
+export { createSocialLoginStore, type SocialLoginStore } from './social-login/store.js';
+export { socialLoginTables, type SocialLoginTables } from './social-login/tables.js';
+export { unlinkIdentity } from './social-login/unlink.js';

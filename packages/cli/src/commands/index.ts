@@ -50,7 +50,7 @@ export const commands: CommandEntry[] = [
     name: 'users',
     command: 'users <command>',
     describe:
-      'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, encrypt-mfa-secrets',
+      'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, identities, encrypt-mfa-secrets',
     load: async () => (await import('./users.js')).usersCommand,
   },
   {

@@ -6,6 +6,8 @@ import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 import { inviteCommand, moduleTables, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
 import { formatTable, normaliseEmail } from './users-format.js';
 import { sessionsCommand } from './users-sessions.js';
+// SPEC-3 section 1: social login
+import { identitiesCommand } from './users-identities.js';
 
 /** SPEC "Command-line interface": `users update` refuses shorter passwords unless `--force`. */
 export const CLI_MIN_PASSWORD_LENGTH = 8;
@@ -355,7 +357,7 @@ const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
 export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'users <command>',
   describe:
-    'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, encrypt-mfa-secrets',
+    'Manage users: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, identities, encrypt-mfa-secrets',
   /* eslint-disable @typescript-eslint/no-explicit-any -- yargs types a command by its own arguments; the parent's builder only passes them on */
   builder: (y) =>
     y
@@ -368,11 +370,12 @@ export const usersCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(resetLinkCommand as CommandModule<GlobalArgs, any>)
       .command(resetMfaCommand as CommandModule<GlobalArgs, any>)
       .command(sessionsCommand as CommandModule<GlobalArgs, any>)
+      .command(identitiesCommand as CommandModule<GlobalArgs, any>)
       .example('$0 users create alice --staff', 'Create a staff user (password prompted)')
       .example('$0 users ls', 'List users with their flags')
       .demandCommand(
         1,
-        'Name a users command: create, update, delete, ls, invite, reset-link, reset-mfa, sessions or encrypt-mfa-secrets.',
+        'Name a users command: create, update, delete, ls, invite, reset-link, reset-mfa, sessions, identities or encrypt-mfa-secrets.',
       ),
   /* eslint-enable @typescript-eslint/no-explicit-any */
   handler: () => undefined,

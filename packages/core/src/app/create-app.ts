@@ -29,6 +29,8 @@ import type { MailOptions } from '../mail/index.js';
 import type { MfaOptions } from '../mfa/index.js';
 import type { UserSettingsOptions } from '../user-settings/index.js';
 import type { OrganizationsOptions } from '../organizations/index.js';
+// SPEC-3 section 1: social login (`oauthProviders`)
+import type { SocialLoginOptions } from '../social-login/index.js';
 import { buildAuthSchema } from './auth-schema.js';
 import { coreModules } from './modules.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './version.js';
@@ -57,7 +59,13 @@ export interface MigrationTarget {
  * `settingsSections`, `events…`), declared by the module (kernel/module.ts `moduleOptions`).
  */
 export interface AppOptions
-  extends MfaOptions, MailOptions, UserSettingsOptions, EventsOptions, OrganizationsOptions {
+  extends
+    MfaOptions,
+    MailOptions,
+    UserSettingsOptions,
+    EventsOptions,
+    OrganizationsOptions,
+    SocialLoginOptions {
   /** The project's own migration targets by name (`auth` is the core's). */
   migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */

@@ -10,6 +10,8 @@ import { organizationsModule } from '../organizations/index.js';
 import { passkeysModule } from '../passkeys/index.js';
 import { personalTokensModule } from '../personal-tokens/index.js';
 import { rbacModule } from '../rbac/index.js';
+// SPEC-3 section 1: social login
+import { socialLoginModule } from '../social-login/index.js';
 import { userSettingsModule } from '../user-settings/index.js';
 import { usersModule } from '../users/index.js';
 
@@ -28,6 +30,7 @@ export const coreModules: SvcModule[] = [
   mfaModule,
   passkeysModule,
   personalTokensModule,
+  socialLoginModule, // SPEC-3 section 1: social login
   auditModule,
   eventsModule,
   // SPEC-3 §2 organizations

@@ -15,6 +15,7 @@ import {
 } from './schemas.js';
 import type { AuthService } from './service.js';
 import type { Impersonation } from './impersonation.js';
+import { isUsableHash } from './passwords.js';
 
 /** The `auth` router (SPEC "Authentication routes", except the settings routes). */
 export function createAuthRouter(service: AuthService, impersonation: Impersonation): Router {
@@ -77,9 +78,15 @@ export function createAuthRouter(service: AuthService, impersonation: Impersonat
     // SPEC-3 §4: while impersonating, who is acting (one lookup, on impersonation requests only).
     const impersonatedBy = await impersonation.impersonatedBy(user);
     const extra = impersonatedBy ? { impersonatedBy } : {};
-    if (user.permissions) return { ...toUserOut(user), permissions: user.permissions, ...extra };
+    if (user.permissions && user.hasPassword !== undefined)
+      return { ...toUserOut(user), permissions: user.permissions, hasPassword: user.hasPassword, ...extra };
     const row = await service.profile(user.id);
-    return { ...toUserOut(row), permissions: row.permissions, ...extra };
+    return {
+      ...toUserOut(row),
+      permissions: row.permissions,
+      hasPassword: isUsableHash(row.passwordHash),
+      ...extra,
+    };
   });
 
   auth.patch(
@@ -94,7 +101,7 @@ export function createAuthRouter(service: AuthService, impersonation: Impersonat
     },
     async (ctx) => {
       const row = await service.updateProfile(ctx.user.id, ctx.body);
-      return { ...toUserOut(row), permissions: row.permissions };
+      return { ...toUserOut(row), permissions: row.permissions, hasPassword: isUsableHash(row.passwordHash) };
     },
   );
 

@@ -8,6 +8,8 @@ export { UserOut, toUserOut } from '../kernel/user-out.js';
 /** `GET /auth/user` and `PATCH /auth/user`: the user with effective permission codenames. */
 export const CurrentUserOut = UserOut.extend({
   permissions: z.array(z.string()),
+  /** SPEC-3 section 1: false for an account made by a social login (or an invitation not accepted yet). */
+  hasPassword: z.boolean(),
   // SPEC-3 §4: present while a superuser impersonates the user.
   impersonatedBy: z.object({ id: z.uuid(), username: z.string() }).optional(),
 });

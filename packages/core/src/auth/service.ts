@@ -212,6 +212,8 @@ export async function createAuthService(deps: AuthServiceDeps) {
         throw new SvcError('auth.session_revoked');
       const user = {
         ...toAuthUser(row),
+        // SPEC-3 section 1: `GET /auth/user` says whether the account has a password, from this same row.
+        hasPassword: isUsableHash(row.passwordHash),
         ...(sid !== undefined ? { sessionId: sid } : {}),
         ...(authTime !== undefined ? { authTime } : {}),
         ...(impersonatorId !== undefined ? { impersonatorId } : {}),
@@ -519,7 +521,12 @@ export async function createAuthService(deps: AuthServiceDeps) {
 
     /** The user as `GET /auth/user` shows it (SPEC-3 §5: also the cookie routes' `{user}`). */
     currentUserOut(user: AuthUser & { permissions?: string[] }) {
-      return { ...toUserOut(user), permissions: user.permissions ?? [] };
+      // SPEC-3 section 1: `hasPassword` comes from the row `authenticate` read (a password login has one).
+      return {
+        ...toUserOut(user),
+        permissions: user.permissions ?? [],
+        hasPassword: user.hasPassword ?? true,
+      };
     },
 
     /** The caller with effective permissions (`GET /auth/user`). */

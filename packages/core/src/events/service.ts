@@ -23,6 +23,9 @@ export function coreTarget<K extends keyof CoreEvents>(type: K, data: CoreEvents
       return { superusers: true, userIds: [(data as CoreEvents['session_revoked']).userId] };
     case 'organization_membership_changed': // SPEC-3 §2: the member and superusers
       return { superusers: true, userIds: [(data as CoreEvents['organization_membership_changed']).userId] };
+    case 'identity_linked': // SPEC-3 section 1: the user and superusers
+    case 'identity_unlinked':
+      return { superusers: true, userIds: [(data as CoreEvents['identity_linked']).userId] };
     default: // login, logout, activity
       return { superusers: true };
   }

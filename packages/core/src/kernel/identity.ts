@@ -72,6 +72,11 @@ export interface AuthUser {
    * checked against the session in the guard's query); absent otherwise.
    */
   impersonatorId?: string;
+  /**
+   * Whether the account has a usable password (SPEC-3 section 1: `GET /auth/user` says `hasPassword`); set by
+   * the authenticator from the row it reads anyway, absent outside a request.
+   */
+  hasPassword?: boolean;
 }
 
 /** The stored user fields an {@link AuthUser} is read from (a row of the user table, with or without secrets). */

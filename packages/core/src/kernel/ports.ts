@@ -88,6 +88,9 @@ export interface CoreEvents {
   impersonation_ended: { userId: string; impersonatorId: string };
   /** SPEC-3 §2: a membership was added, changed or removed (role null) (to the user and superusers). */
   organization_membership_changed: { organizationId: string; userId: string; role: string | null };
+  /** SPEC-3 section 1: an identity was linked to / unlinked from a user (to the user and superusers). */
+  identity_linked: { userId: string; provider: string };
+  identity_unlinked: { userId: string; provider: string };
 }
 
 /**

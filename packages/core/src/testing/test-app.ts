@@ -74,6 +74,11 @@ export interface StartTestAppOptions extends Omit<AppOptions, 'settings'> {
   cache?: TestCache;
   settings?: Partial<SettingsInput>;
   routers?: Router[];
+  /**
+   * The port to listen on (127.0.0.1), for a test whose settings must name the app's own address before it
+   * starts (`public_url`, e.g. the redirect URI registered at an OpenID provider). @default an ephemeral port
+   */
+  port?: number;
 }
 
 export const DEFAULT_TEST_PASSWORD = 'correct-horse-battery';
@@ -125,7 +130,7 @@ export function createClient(baseUrl: string, token?: string): TestClient {
  * created at startup.
  */
 export async function startTestApp(options: StartTestAppOptions): Promise<TestApp> {
-  const { database, cache, settings, ...appOptions } = options;
+  const { database, cache, settings, port, ...appOptions } = options;
   const app = createApp({
     ...appOptions,
     logStream: appOptions.logStream ?? quietStream(),
@@ -142,7 +147,7 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
   await app.init({ env: {} });
   // Test clients keep idle sockets open: closing apps at once keeps the suite fast (the drain window is
   // exercised through real `svc serve` processes).
-  const { url } = await app.listen({ host: '127.0.0.1', port: 0, drainWindowMs: 0 });
+  const { url } = await app.listen({ host: '127.0.0.1', port: port ?? 0, drainWindowMs: 0 });
   const client = createClient(url);
   const testApp: TestApp = {
     ...client,

@@ -270,4 +270,20 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning: 'Link template of an organization invitation mail; {public_url} and {token} are filled in',
     constraint: 'contains {token}',
   },
+  // SPEC-3 section 1: social login
+  oauth_providers: {
+    meaning:
+      'Names of the enabled sign-in providers (comma-separated), e.g. google,github,acme; each needs SVC_OAUTH_<NAME>_CLIENT_ID and _CLIENT_SECRET, and _ISSUER for a name without a preset (docs/social-login.md)',
+  },
+  oauth_link_policy: {
+    meaning:
+      'verified_email: a first social login links to the account with the same email only when the provider and the account both verified it; explicit: never, the user links from their account',
+  },
+  oauth_registration_enabled: {
+    meaning: 'A first social login with no matching account creates one',
+  },
+  oauth_allowed_redirect_origins: {
+    meaning:
+      'Origins that redirect_to of a social login may name besides relative paths (comma-separated); the origin of public_url is always allowed',
+  },
 };

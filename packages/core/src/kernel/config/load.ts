@@ -135,6 +135,13 @@ function readYaml(baseDir: string, env: Record<string, string | undefined>): Yam
       );
     }
   }
+  // SPEC-3 section 1: a provider's client secret (`oauth_<name>_client_secret`) is a secret too.
+  const clientSecret = Object.keys(values).find((k) => /^oauth_.+_client_secret$/.test(k));
+  if (clientSecret !== undefined) {
+    throw new ConfigError(
+      `${shownPath(found.filepath)}: '${clientSecret}' is a secret and must not be in the YAML file; set SVC_${clientSecret.toUpperCase()} in the environment or .env`,
+    );
+  }
   return { file: found.filepath, keys: Object.keys(config), values };
 }
 

@@ -186,6 +186,12 @@ const KnownSettingsSchema = z.object({
     .refine((v) => v.includes('{token}'), {
       message: 'a link template containing {token}',
     }),
+  // SPEC-3 section 1: social login. The per-provider settings (`oauth_<name>_client_id`, `_client_secret`,
+  // `_issuer`, `_scopes`, `_label`) have names made of the provider's: social-login/providers.ts reads them.
+  oauth_providers: list,
+  oauth_link_policy: z.enum(['verified_email', 'explicit']).default('verified_email'),
+  oauth_registration_enabled: bool.default(false),
+  oauth_allowed_redirect_origins: list,
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */

@@ -122,6 +122,21 @@ export const ERROR_CODES = {
   'organization.slug_taken': { status: 409, loc: ['body', 'slug'] },
   'organization.already_member': { status: 409, loc: ['body', 'email'] },
   'organization.role_invalid': { status: 422, loc: ['body', 'role'] }, // params.roles
+  // SPEC-3 section 1: social login and identity linking (statuses where a route answers them; the others travel
+  // in the callback's `#svc_error` fragment).
+  'auth.oauth_provider_unknown': { status: 404, loc: ['path', 'provider'] },
+  'auth.oauth_provider_error': { status: 502, loc: [] },
+  'auth.oauth_redirect_invalid': { status: 400, loc: ['query', 'redirect_to'] },
+  'auth.oauth_state_invalid': { status: 400, loc: ['query', 'state'] },
+  'auth.oauth_denied': { status: 400, loc: ['query', 'error'] },
+  'auth.oauth_token_invalid': { status: 400, loc: ['query', 'code'] },
+  'auth.oauth_account_exists': { status: 409, loc: [] },
+  'auth.oauth_registration_disabled': { status: 403, loc: [] },
+  'auth.oauth_identity_in_use': { status: 409, loc: [] },
+  'auth.oauth_login_failed': { status: 401, loc: ['body', 'code'] },
+  'auth.oauth_code_invalid': { status: 400, loc: ['body', 'code'] },
+  'auth.identity_not_found': { status: 404, loc: ['path', 'identity_id'] },
+  'auth.last_login_method': { status: 400, loc: ['path', 'identity_id'] },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type CoreErrorCode = keyof typeof ERROR_CODES;

@@ -484,7 +484,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const result = await route.handler(ctx);
     if (res.headersSent) return;
     // 204 never has a body; 202 has none when the handler returns nothing (SPEC-2 "Password reset": "202, no body").
-    if (status === 204 || (status === 202 && result === undefined)) {
+    // A redirect (3xx) whose handler returns nothing has no body either (SPEC-3 section 1: the OAuth redirects).
+    if (status === 204 || ((status === 202 || (status >= 300 && status < 400)) && result === undefined)) {
       res.status(status).end();
       return;
     }

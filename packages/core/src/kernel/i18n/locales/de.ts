@@ -207,4 +207,23 @@ export const de: Record<string, string> = {
   'pages.join.username': 'Benutzername',
   'pages.join.submit': 'Der Organisation beitreten',
   'pages.join.done': 'Sie sind jetzt Mitglied von {organization}.',
+  // SPEC-3 section 1: social login
+  'auth.oauth_provider_unknown': 'Dieser Anmeldedienst ist nicht aktiviert.',
+  'auth.oauth_provider_error':
+    'Der Anmeldedienst war nicht erreichbar oder hat mit einem Fehler geantwortet.',
+  'auth.oauth_redirect_invalid': 'Die Rücksprungadresse ist nicht erlaubt.',
+  'auth.oauth_state_invalid':
+    'Dieser Anmeldeversuch ist unbekannt, abgelaufen oder wurde in einem anderen Browser begonnen; bitte beginnen Sie neu.',
+  'auth.oauth_denied': 'Die Anmeldung wurde beim Anmeldedienst abgebrochen.',
+  'auth.oauth_token_invalid': 'Die Antwort des Anmeldedienstes konnte nicht geprüft werden.',
+  'auth.oauth_account_exists':
+    'Zu dieser E-Mail-Adresse gibt es ein Konto: Melden Sie sich anders an und verknüpfen Sie den Dienst in Ihrem Konto.',
+  'auth.oauth_registration_disabled':
+    'Zu dieser Identität gibt es kein Konto, und die Registrierung über einen Anmeldedienst ist deaktiviert.',
+  'auth.oauth_identity_in_use': 'Diese Identität ist mit einem anderen Konto verknüpft.',
+  'auth.oauth_login_failed': 'Dieses Konto kann sich derzeit nicht anmelden.',
+  'auth.oauth_code_invalid': 'Der Anmeldecode ist unbekannt, verbraucht oder abgelaufen.',
+  'auth.identity_not_found': 'Identität nicht gefunden.',
+  'auth.last_login_method':
+    'Dies ist die letzte Anmeldemöglichkeit des Kontos: Legen Sie zuerst ein Passwort oder einen Passkey an.',
 };

@@ -195,4 +195,22 @@ export const en: Record<string, string> = {
   'pages.join.username': 'Username',
   'pages.join.submit': 'Join the organization',
   'pages.join.done': 'You are now a member of {organization}.',
+  // SPEC-3 section 1: social login
+  'auth.oauth_provider_unknown': 'This sign-in provider is not enabled.',
+  'auth.oauth_provider_error': 'The sign-in provider could not be reached or answered with an error.',
+  'auth.oauth_redirect_invalid': 'The return address is not allowed.',
+  'auth.oauth_state_invalid':
+    'This sign-in attempt is unknown, expired or was started in another browser; please start again.',
+  'auth.oauth_denied': 'The sign-in was cancelled at the provider.',
+  'auth.oauth_token_invalid': 'The provider’s answer could not be verified.',
+  'auth.oauth_account_exists':
+    'An account with this email address exists: log in to it another way and link this provider in your account.',
+  'auth.oauth_registration_disabled':
+    'No account belongs to this identity, and sign-up through a provider is disabled.',
+  'auth.oauth_identity_in_use': 'This identity is linked to another account.',
+  'auth.oauth_login_failed': 'This account cannot log in now.',
+  'auth.oauth_code_invalid': 'The sign-in code is unknown, used or expired.',
+  'auth.identity_not_found': 'Identity not found.',
+  'auth.last_login_method':
+    'This is the account’s last way to log in: set a password or add a passkey first.',
 };
