@@ -11,6 +11,7 @@ import { personalTokensModule } from '../personal-tokens/index.js';
 import { rbacModule } from '../rbac/index.js';
 import { userSettingsModule } from '../user-settings/index.js';
 import { usersModule } from '../users/index.js';
+import { webhooksModule } from '../webhooks/index.js'; // SPEC-3 §3
 
 /**
  * The core modules in setup order: a module may read ports provided by those before it
@@ -29,4 +30,5 @@ export const coreModules: SvcModule[] = [
   personalTokensModule,
   auditModule,
   eventsModule,
+  webhooksModule, // SPEC-3 §3: provides the `webhooks` outbox port
 ];

@@ -233,4 +233,16 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   },
   webauthn_rp_name: { meaning: 'Relying-party name shown by authenticators; empty means app_name' },
   wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
+  // SPEC-3 §3 Webhooks
+  webhooks_enabled: { meaning: 'Mount the webhook routes (/admin/webhooks) and run delivery in every process' },
+  webhook_retry_schedule: {
+    meaning:
+      'Seconds to wait before each retry after a failed webhook attempt; the attempts stop after the last (1 + N attempts for N waits)',
+    constraint: 'comma-separated whole seconds',
+  },
+  webhook_timeout_seconds: { meaning: 'Time limit of one webhook attempt, seconds', constraint: '1 to 60' },
+  webhooks_allow_private_targets: {
+    meaning:
+      'Allow webhook URLs whose host is or resolves to a loopback, private, link-local or unique-local address, and http:// URLs (development and tests only)',
+  },
 };

@@ -105,6 +105,12 @@ export const ERROR_CODES = {
   'health.not_ready': { status: 503, loc: [] },
   'db.unavailable': { status: 503, loc: [], type: 'server_error' },
   'cache.unavailable': { status: 503, loc: [], type: 'server_error' },
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': { status: 422, loc: ['body', 'url'] },
+  'webhook.url_forbidden': { status: 422, loc: ['body', 'url'] },
+  'webhook.event_unknown': { status: 422, loc: ['body', 'events'] }, // params.event
+  'webhook.not_found': { status: 404, loc: ['path', 'webhook_id'] },
+  'webhook.delivery_not_found': { status: 404, loc: ['path', 'delivery_id'] },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type CoreErrorCode = keyof typeof ERROR_CODES;

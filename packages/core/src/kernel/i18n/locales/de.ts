@@ -172,4 +172,10 @@ export const de: Record<string, string> = {
   'pages.accept.label': 'Passwort',
   'pages.accept.submit': 'Konto anlegen',
   'pages.accept.done': 'Ihr Konto ist bereit. Sie können sich jetzt mit Ihrem Passwort anmelden.',
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': 'Die Webhook-URL muss eine absolute https://-URL sein.',
+  'webhook.url_forbidden': 'Die Webhook-URL zeigt auf eine private, Loopback- oder Link-Local-Adresse.',
+  'webhook.event_unknown': 'Unbekannter Ereignistyp: {event}.',
+  'webhook.not_found': 'Webhook nicht gefunden.',
+  'webhook.delivery_not_found': 'Webhook-Zustellung nicht gefunden.',
 };

@@ -163,4 +163,10 @@ export const en: Record<string, string> = {
   'pages.accept.label': 'Password',
   'pages.accept.submit': 'Create my account',
   'pages.accept.done': 'Your account is ready. You can log in with your password now.',
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': 'The webhook URL must be an absolute https:// URL.',
+  'webhook.url_forbidden': 'The webhook URL points to a private, loopback or link-local address.',
+  'webhook.event_unknown': 'Unknown event type: {event}.',
+  'webhook.not_found': 'Webhook not found.',
+  'webhook.delivery_not_found': 'Webhook delivery not found.',
 };
