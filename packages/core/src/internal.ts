@@ -77,3 +77,8 @@ export { personalTokenTables, type PersonalTokenTables } from './personal-tokens
 // `@svc/core/internal` alone, without `createApp` and Express (docs/performance.md "The CLI's start").
 export { SvcError } from './kernel/errors/svc-error.js';
 export { z } from 'zod';
+// SPEC-3 §3 Webhooks: `svc users` records events and `svc webhooks` manages endpoints without the app.
+export { webhookTables, type WebhookTables } from './webhooks/tables.js';
+export { createStandaloneWebhookOutbox } from './webhooks/outbox.js';
+export { createWebhookStore, type WebhookStore } from './webhooks/store.js';
+export { createWebhookService, type WebhookService } from './webhooks/service.js';

@@ -188,7 +188,13 @@ export interface LoginGuard {
    * Issues the token pair after a completed login (MFA verify), emits `login`. Refused (401
    * `mfa.challenge_not_found`) when the password changed or the user was deactivated since `proof`.
    */
-  completeLogin(user: AuthUser, proof?: PasswordProof, admission?: AttemptAdmission): Promise<TokenPair>;
+  completeLogin(
+    user: AuthUser,
+    proof?: PasswordProof,
+    admission?: AttemptAdmission,
+    /** How the user proved who they are, for the `user.login` webhook event (SPEC-3 §3). @default 'password' */
+    method?: LoginMethod,
+  ): Promise<TokenPair>;
   hashPassword(password: string): Promise<string>;
   /**
    * Sets a password proven by something other than the current one (a reset link, an invitation; SPEC-2
@@ -336,6 +342,9 @@ export interface PersonalTokenRevoker {
 
 // SPEC-3 §3 Webhooks: the outbox port.
 
+/** How a login was proven (SPEC-3 §3 `user.login`'s `method`). */
+export type LoginMethod = 'password' | 'passkey' | 'oauth';
+
 /** A user as `GET /admin/user/{id}` shows it (the `data` of `user.created` and `user.updated`). */
 export type WebhookUserData = Record<string, unknown> & { id: string; username: string };
 
@@ -353,7 +362,7 @@ export interface WebhookEvents {
   'user.deleted': { id: string; username: string };
   'user.password_changed': { userId: string; username: string };
   'user.locked': { userId: string; username: string };
-  'user.login': { userId: string; username: string; sessionId: string; method: 'password' | 'passkey' | 'oauth' };
+  'user.login': { userId: string; username: string; sessionId: string; method: LoginMethod };
   'session.revoked': { userId: string; sessionId: string };
   'mfa.enabled': { userId: string; method: string };
   'mfa.disabled': { userId: string; method: string };

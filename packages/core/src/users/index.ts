@@ -21,6 +21,7 @@ export const usersModule = defineModule({
       hashPassword: (password) => ports.get('loginGuard').hashPassword(password),
       tokens: () => ports.get('tokens'),
       events: () => ports.get('events'),
+      webhooks: () => ports.get('webhooks'),
       accounts: () => ports.find('accounts'),
       now: () => new Date(),
     });

@@ -1,6 +1,8 @@
-import type { Orm } from '../kernel/db/database.js';
+import type { Settings } from '../kernel/config/schema.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import type { WebhookEvents, WebhookEventType, WebhookOutbox } from '../kernel/ports.js';
-import type { WebhookStore } from './store.js';
+import { createWebhookStore, type WebhookStore } from './store.js';
+import type { WebhookTables } from './tables.js';
 
 /**
  * The `webhooks` port while `webhooks_enabled` (SPEC-3 §3 "an outbox"): the event is written with the
@@ -13,4 +15,17 @@ export function createWebhookOutbox(store: WebhookStore, now: () => Date): Webho
       await store.record(tx, type, data, now());
     },
   };
+}
+
+/**
+ * The outbox for a process without the app (`svc users`, `svc webhooks`): the same writes on the auth
+ * database, disabled (a no-op) while `webhooks_enabled` is false.
+ */
+export function createStandaloneWebhookOutbox(
+  db: Database,
+  settings: Settings,
+  tables: WebhookTables,
+): WebhookOutbox {
+  if (!settings.webhooks_enabled) return { enabled: false, async record() {} };
+  return createWebhookOutbox(createWebhookStore(db, tables), () => new Date());
 }
