@@ -16,9 +16,9 @@ export type ReceiverAnswer = number | 'hang';
 
 /**
  * A webhook receiver on loopback (SPEC-3 §3 tests): records every request and answers each path as told
- * (`answers`, a list used in order, the last one repeating; 204 by default).
+ * (`answers`, a list used in order, the last one repeating; 204 by default), after `delayMs` when given.
  */
-export async function startWebhookReceiver() {
+export async function startWebhookReceiver(options: { delayMs?: number } = {}) {
   const received: ReceivedWebhook[] = [];
   const answers = new Map<string, ReceiverAnswer[]>();
   const hanging = new Set<import('node:http').ServerResponse>();
@@ -42,9 +42,13 @@ export async function startWebhookReceiver() {
         res.on('close', () => hanging.delete(res));
         return;
       }
-      res.statusCode = answer;
-      if (answer >= 300 && answer < 400) res.setHeader('location', '/elsewhere');
-      res.end('ok');
+      const send = () => {
+        res.statusCode = answer;
+        if (answer >= 300 && answer < 400) res.setHeader('location', '/elsewhere');
+        res.end('ok');
+      };
+      if (options.delayMs) setTimeout(send, options.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -71,6 +71,13 @@ export const commands: CommandEntry[] = [
     describe: 'Manage groups: create, ls, grant, revoke, add-user, remove-user, delete',
     load: async () => (await import('./groups.js')).groupsCommand,
   },
+  // SPEC-3 §3 Webhooks
+  {
+    name: 'webhooks',
+    command: 'webhooks <command>',
+    describe: 'Manage webhook endpoints: list, create, deliveries, redeliver',
+    load: async () => (await import('./webhooks.js')).webhooksCommand,
+  },
 ];
 
 /** Options of the program itself that take a value (they may come before the command). */
