@@ -31,6 +31,7 @@ const short = (text: string) => text.slice(0, LAST_ERROR_MAX_LENGTH);
 export function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (outcome: AttemptOutcome) => {
       if (settled) return;
       settled = true;
@@ -58,7 +59,7 @@ export function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
       agent: false, // one connection per attempt: the pinned resolver is never bypassed by a pooled socket
       ...(input.tls ?? {}),
     });
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       req.destroy(new Error('timeout'));
       finish({ statusCode: null, error: `timeout after ${input.timeoutMs} ms` });
     }, input.timeoutMs);
