@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request a receiver got. */
@@ -7,7 +7,6 @@ export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   body: string;
   /** The parsed body. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an event body of any type; tests read its fields
   json: any;
 }
 
@@ -21,7 +20,7 @@ export type ReceiverAnswer = number | 'hang';
 export async function startWebhookReceiver(options: { delayMs?: number } = {}) {
   const received: ReceivedWebhook[] = [];
   const answers = new Map<string, ReceiverAnswer[]>();
-  const hanging = new Set<import('node:http').ServerResponse>();
+  const hanging = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

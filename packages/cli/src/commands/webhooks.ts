@@ -24,7 +24,9 @@ async function withWebhooks<T>(
       project.db,
       moduleTables<internal.WebhookTables>(project, 'webhooks'),
     );
-    return await fn(internal.createWebhookService({ settings: project.settings, store, now: () => new Date() }));
+    return await fn(
+      internal.createWebhookService({ settings: project.settings, store, now: () => new Date() }),
+    );
   } catch (error) {
     if (error instanceof internal.SvcError) {
       throw new CliError(`${internal.translator('en')(error.code, error.params)} (${error.code})`);
@@ -40,7 +42,12 @@ const listCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   describe: 'List the webhook endpoints (without secrets)',
   handler: (argv) =>
     withWebhooks(argv, async (service) => {
-      const rows = (await service.list()).map((e) => [e.id, e.enabled ? 'yes' : 'no', e.events.join(','), e.url]);
+      const rows = (await service.list()).map((e) => [
+        e.id,
+        e.enabled ? 'yes' : 'no',
+        e.events.join(','),
+        e.url,
+      ]);
       process.stdout.write(formatTable(['id', 'enabled', 'events', 'url'], rows) + '\n');
     }),
 };
@@ -67,10 +74,16 @@ const createCommand: CommandModule<GlobalArgs, CreateArgs> = {
       })
       .option('description', { type: 'string' })
       .option('disabled', { type: 'boolean', default: false, describe: 'Create it disabled' })
-      .example('$0 webhooks create https://hooks.example.com/svc -e user.created user.deleted', '') as Argv<CreateArgs>,
+      .example(
+        '$0 webhooks create https://hooks.example.com/svc -e user.created user.deleted',
+        '',
+      ) as Argv<CreateArgs>,
   handler: (argv) =>
     withWebhooks(argv, async (service) => {
-      const events = argv.events.flatMap((e) => String(e).split(',')).map((e) => e.trim()).filter(Boolean);
+      const events = argv.events
+        .flatMap((e) => String(e).split(','))
+        .map((e) => e.trim())
+        .filter(Boolean);
       const created = await service.create({
         url: argv.url,
         events,

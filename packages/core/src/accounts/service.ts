@@ -209,14 +209,17 @@ export function createAccountService(deps: AccountServiceDeps) {
             params: { groupIds: unknown },
           });
         }
-        user = await store.insertInvited({
-          username,
-          email,
-          firstName: input.firstName ?? '',
-          lastName: input.lastName ?? '',
-          isStaff: input.isStaff ?? false,
-          groupIds,
-        }, recordCreated());
+        user = await store.insertInvited(
+          {
+            username,
+            email,
+            firstName: input.firstName ?? '',
+            lastName: input.lastName ?? '',
+            isStaff: input.isStaff ?? false,
+            groupIds,
+          },
+          recordCreated(),
+        );
       } catch (error) {
         // SPEC-3 §7 rule 9: a parallel invitation took the address or the name since the check above (on
         // PostgreSQL the unique index refuses the second insert). This one answers what it would have a

@@ -111,14 +111,17 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
      * An invited user: active, without a usable password (the marker never verifies), email unverified,
      * in the given groups (checked by the caller with `unknownGroups`).
      */
-    async insertInvited(values: {
-      username: string;
-      email: string;
-      firstName: string;
-      lastName: string;
-      isStaff: boolean;
-      groupIds: number[];
-    }, record?: (tx: Orm, row: typeof user.$inferSelect) => Promise<void>) {
+    async insertInvited(
+      values: {
+        username: string;
+        email: string;
+        firstName: string;
+        lastName: string;
+        isStaff: boolean;
+        groupIds: number[];
+      },
+      record?: (tx: Orm, row: typeof user.$inferSelect) => Promise<void>,
+    ) {
       const { groupIds, ...fields } = values;
       const id = randomUUID();
       // One transaction: the user, their groups and (SPEC-3 §3) the `user.created` webhook event.

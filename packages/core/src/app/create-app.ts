@@ -19,7 +19,13 @@ import {
 } from '../kernel/http/server.js';
 import { createLogger, type Logger } from '../kernel/log/logger.js';
 import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule } from '../kernel/module.js';
-import { createPortRegistry, type Audience, type EventSink, type PortRegistry, type WebhookOutbox } from '../kernel/ports.js';
+import {
+  createPortRegistry,
+  type Audience,
+  type EventSink,
+  type PortRegistry,
+  type WebhookOutbox,
+} from '../kernel/ports.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { HandlerSettings, Router } from '../kernel/router.js';
 import { apiBase } from '../kernel/routes.js';

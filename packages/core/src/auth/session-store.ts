@@ -181,7 +181,11 @@ export function createSessionStore(
       const rows = record
         ? await db.transaction(async (tx) => {
             const marked = await mark(tx);
-            if (marked.length > 0) await record(tx, marked.map((row) => row.id));
+            if (marked.length > 0)
+              await record(
+                tx,
+                marked.map((row) => row.id),
+              );
             return marked;
           })
         : await mark(orm);

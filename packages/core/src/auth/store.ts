@@ -1,7 +1,13 @@
 import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
-import { allIn, columnName as col, compileSql, equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
+import {
+  allIn,
+  columnName as col,
+  compileSql,
+  equalsWithoutIndex,
+  placeholderFor,
+} from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';

@@ -101,19 +101,20 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
 
     /** Activates a pending TOTP enrolment with the step of the confirm code (it counts as used). */
     async activateTotp(userId: string, secret: string, step: number, record?: MfaRecord): Promise<boolean> {
-      const activate = (tx: Orm) => tx
-        .update(c)
-        .set({ isActive: true, lastTotpStep: step })
-        .where(
-          and(
-            eq(c.userId, userId),
-            eq(c.method, 'totp'),
-            eq(c.isActive, false),
-            eq(c.totpSecret, secret),
-            or(isNull(c.lastTotpStep), lt(c.lastTotpStep, step)),
-          ),
-        )
-        .returning({ userId: c.userId });
+      const activate = (tx: Orm) =>
+        tx
+          .update(c)
+          .set({ isActive: true, lastTotpStep: step })
+          .where(
+            and(
+              eq(c.userId, userId),
+              eq(c.method, 'totp'),
+              eq(c.isActive, false),
+              eq(c.totpSecret, secret),
+              or(isNull(c.lastTotpStep), lt(c.lastTotpStep, step)),
+            ),
+          )
+          .returning({ userId: c.userId });
       return withRecord(activate, record, 'totp');
     },
 
@@ -146,18 +147,19 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
       codeHash: string,
       record?: MfaRecord,
     ): Promise<boolean> {
-      const activate = (tx: Orm) => tx
-        .update(c)
-        .set({ isActive: true, pendingCodeHash: null, pendingCodeExpiresAt: null, pendingAttempts: 0 })
-        .where(
-          and(
-            eq(c.userId, userId),
-            eq(c.method, method),
-            eq(c.isActive, false),
-            eq(c.pendingCodeHash, codeHash),
-          ),
-        )
-        .returning({ userId: c.userId });
+      const activate = (tx: Orm) =>
+        tx
+          .update(c)
+          .set({ isActive: true, pendingCodeHash: null, pendingCodeExpiresAt: null, pendingAttempts: 0 })
+          .where(
+            and(
+              eq(c.userId, userId),
+              eq(c.method, method),
+              eq(c.isActive, false),
+              eq(c.pendingCodeHash, codeHash),
+            ),
+          )
+          .returning({ userId: c.userId });
       return withRecord(activate, record, method);
     },
 

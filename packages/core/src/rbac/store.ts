@@ -282,7 +282,11 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     },
 
     /** Replaces the user's direct permissions in one transaction. */
-    setDirectPermissionsOfUser(userId: string, permissionIds: number[], record?: PermissionsRecord): Promise<void> {
+    setDirectPermissionsOfUser(
+      userId: string,
+      permissionIds: number[],
+      record?: PermissionsRecord,
+    ): Promise<void> {
       return db.transaction(async (tx) => {
         await tx.delete(userPermission).where(eq(userPermission.userId, userId));
         if (permissionIds.length > 0) {

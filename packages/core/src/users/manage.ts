@@ -188,7 +188,10 @@ export function createUserManager(deps: UserManagerDeps) {
           if (changed.some((field) => field !== 'password'))
             await deps.webhooks.record(tx, 'user.updated', toUserOut(row));
           if (input.password !== undefined)
-            await deps.webhooks.record(tx, 'user.password_changed', { userId: row.id, username: row.username });
+            await deps.webhooks.record(tx, 'user.password_changed', {
+              userId: row.id,
+              username: row.username,
+            });
         }
       });
       // SPEC-3 §7 rule 4: the links sent before the change end with it.
@@ -207,7 +210,8 @@ export function createUserManager(deps: UserManagerDeps) {
               .delete(user)
               .where(eq(user.id, found.id))
               .returning({ id: user.id, username: user.username });
-            if (deleted[0] && deps.webhooks?.enabled) await deps.webhooks.record(tx, 'user.deleted', deleted[0]);
+            if (deleted[0] && deps.webhooks?.enabled)
+              await deps.webhooks.record(tx, 'user.deleted', deleted[0]);
             return deleted;
           })
         : [];

@@ -156,7 +156,10 @@ export function createUserService(deps: UserServiceDeps) {
           ? async (tx: Orm, row: StoredUser) => {
               if (profileChanged) await webhooks.record(tx, 'user.updated', toUserOut(row));
               if (changes.passwordHash !== undefined) {
-                await webhooks.record(tx, 'user.password_changed', { userId: row.id, username: row.username });
+                await webhooks.record(tx, 'user.password_changed', {
+                  userId: row.id,
+                  username: row.username,
+                });
               }
             }
           : undefined;

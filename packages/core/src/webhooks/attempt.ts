@@ -31,11 +31,12 @@ const short = (text: string) => text.slice(0, LAST_ERROR_MAX_LENGTH);
 export function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    // The time limit starts after the checks below; an early refusal finishes before it exists.
+    const deadline: { timer?: NodeJS.Timeout } = {};
     const finish = (outcome: AttemptOutcome) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      clearTimeout(deadline.timer);
       resolve(outcome);
     };
     let url: URL;
@@ -59,7 +60,7 @@ export function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
       agent: false, // one connection per attempt: the pinned resolver is never bypassed by a pooled socket
       ...(input.tls ?? {}),
     });
-    timer = setTimeout(() => {
+    deadline.timer = setTimeout(() => {
       req.destroy(new Error('timeout'));
       finish({ statusCode: null, error: `timeout after ${input.timeoutMs} ms` });
     }, input.timeoutMs);

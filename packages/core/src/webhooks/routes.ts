@@ -45,7 +45,12 @@ export function createWebhookRouter(service: WebhookService): Router {
   );
   hooks.get(
     '/:webhook_id',
-    { summary: 'A webhook endpoint', description: '404 `webhook.not_found`.', params: WebhookIdParams, response: WebhookOut },
+    {
+      summary: 'A webhook endpoint',
+      description: '404 `webhook.not_found`.',
+      params: WebhookIdParams,
+      response: WebhookOut,
+    },
     (ctx) => service.get(ctx.params.webhook_id),
   );
   hooks.patch(
@@ -110,7 +115,8 @@ export function createWebhookRouter(service: WebhookService): Router {
     '/:webhook_id/deliveries/:delivery_id/redeliver',
     {
       summary: 'Deliver an event again',
-      description: 'A new attempt of the same event (the same `webhook-id`). 404 `webhook.delivery_not_found`.',
+      description:
+        'A new attempt of the same event (the same `webhook-id`). 404 `webhook.delivery_not_found`.',
       params: DeliveryParams,
       status: 202,
       logAs: 'redelivered delivery {delivery_id} of webhook endpoint {webhook_id}',

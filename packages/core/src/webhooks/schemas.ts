@@ -5,11 +5,7 @@ import { DESCRIPTION_MAX_LENGTH, URL_MAX_LENGTH } from './constants.js';
 // SPEC-3 §3: camelCase fields of the webhook routes. The URL and the event types are checked by the service,
 // so that their own codes (`webhook.url_invalid`, `webhook.event_unknown`) answer, not a validation error.
 
-const Events = z
-  .array(z.string().max(64))
-  .min(1)
-  .max(64)
-  .describe('Event types, or `["*"]` for every type');
+const Events = z.array(z.string().max(64)).min(1).max(64).describe('Event types, or `["*"]` for every type');
 
 /** `POST /admin/webhooks`. */
 export const WebhookCreateBody = z.object({

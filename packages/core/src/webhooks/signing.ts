@@ -11,7 +11,10 @@ export function newSecret(): string {
  * HMAC-SHA256 keyed with the secret's decoded bytes over `{webhook-id}.{webhook-timestamp}.{body}`.
  */
 export function signature(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  const key = Buffer.from(
+    secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,
+    'base64',
+  );
   return 'v1,' + createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
 }
 

@@ -106,7 +106,9 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       return db.transaction((tx) => insertEvent(tx, type, data, [endpointId], now));
     },
 
-    async createEndpoint(row: Omit<EndpointRow, 'previousSecret' | 'previousSecretExpiresAt'>): Promise<EndpointRow> {
+    async createEndpoint(
+      row: Omit<EndpointRow, 'previousSecret' | 'previousSecretExpiresAt'>,
+    ): Promise<EndpointRow> {
       const [created] = await orm.insert(ep).values(row).returning();
       return created!;
     },
@@ -262,10 +264,7 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       await orm
         .delete(ev)
         .where(
-          and(
-            lt(ev.createdAt, cutoff),
-            sql`not exists (select 1 from ${d} where ${d.eventId} = ${ev.id})`,
-          ),
+          and(lt(ev.createdAt, cutoff), sql`not exists (select 1 from ${d} where ${d.eventId} = ${ev.id})`),
         );
     },
   };

@@ -48,7 +48,8 @@ export function isPrivateAddress(address: string): boolean {
   if (embedded) return forbidden.check(embedded[1]!, 'ipv4');
   const mappedHex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
   if (mappedHex) {
-    const hi = parseInt(mappedHex[1]!, 16), lo = parseInt(mappedHex[2]!, 16);
+    const hi = parseInt(mappedHex[1]!, 16),
+      lo = parseInt(mappedHex[2]!, 16);
     return forbidden.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, 'ipv4');
   }
   return forbidden.check(address, 'ipv6');

@@ -50,7 +50,11 @@ describe('Webhook targets', () => {
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
     it('never connects: neither to a loopback literal nor to a name that resolves to one', async () => {
-      for (const url of [`https://127.0.0.1:${port}/x`, `https://localhost:${port}/x`, `https://[::1]:${port}/x`]) {
+      for (const url of [
+        `https://127.0.0.1:${port}/x`,
+        `https://localhost:${port}/x`,
+        `https://[::1]:${port}/x`,
+      ]) {
         const outcome = await attemptDelivery({
           url,
           body: '{}',
@@ -86,7 +90,10 @@ describeEachDatabase('Webhook targets at creation and change', (database) => {
   afterAll(() => app.close());
 
   it('refuses http:// as url_invalid, then private targets (literal or resolved) as url_forbidden', async () => {
-    const invalid = await admin.post('/api/admin/webhooks', { url: 'http://example.com/hook', events: ['*'] });
+    const invalid = await admin.post('/api/admin/webhooks', {
+      url: 'http://example.com/hook',
+      events: ['*'],
+    });
     expect(invalid.status).toBe(422);
     expect(invalid.body.detail[0]).toMatchObject({ code: 'webhook.url_invalid', loc: ['body', 'url'] });
     for (const url of [
@@ -101,7 +108,9 @@ describeEachDatabase('Webhook targets at creation and change', (database) => {
     }
     const ok = await admin.post('/api/admin/webhooks', { url: 'https://93.184.216.34/hook', events: ['*'] });
     expect(ok.status).toBe(201);
-    const changed = await admin.patch(`/api/admin/webhooks/${ok.body.data.id}`, { url: 'https://127.0.0.2/x' });
+    const changed = await admin.patch(`/api/admin/webhooks/${ok.body.data.id}`, {
+      url: 'https://127.0.0.2/x',
+    });
     expect(changed.status).toBe(422);
     expect(changed.body.detail[0].code).toBe('webhook.url_forbidden');
     // Disabled right away: the test leaves no delivery to an outside address behind.

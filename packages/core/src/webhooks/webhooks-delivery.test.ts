@@ -78,7 +78,12 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     const id = await endpoint(receiver.url('/5xx'));
     await admin.post(`/api/admin/webhooks/${id}/test`);
     const [delivery] = await settled(id);
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 3, lastStatusCode: 503, nextAttemptAt: null });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      lastStatusCode: 503,
+      nextAttemptAt: null,
+    });
     expect(receiver.at('/5xx')).toHaveLength(3);
     expect(new Set(receiver.at('/5xx').map((r) => r.headers['webhook-id']))).toEqual(
       new Set([delivery!.eventId]),
@@ -90,7 +95,12 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     const id = await endpoint(receiver.url('/slow'));
     await admin.post(`/api/admin/webhooks/${id}/test`);
     const [delivery] = await settled(id);
-    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2, lastStatusCode: 200, lastError: null });
+    expect(delivery).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      lastStatusCode: 200,
+      lastError: null,
+    });
   });
 
   it('retries a refused connection and records why it failed', async () => {
@@ -159,12 +169,15 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     const rt = app.app.runtime;
     const { webhookDelivery: d, webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
     const orm = rt.authDb.orm;
-    const past = new Date(Date.now() - 1000), future = new Date(Date.now() + 3_600_000);
+    const past = new Date(Date.now() - 1000),
+      future = new Date(Date.now() + 3_600_000);
     for (const [eventId, leaseEnd] of [
       ['00000000-0000-4000-8000-00000000000a', past],
       ['00000000-0000-4000-8000-00000000000b', future],
     ] as const) {
-      await orm.insert(ev).values({ id: eventId, type: 'webhook.test', data: `{"webhookId":"${id}"}`, createdAt: past });
+      await orm
+        .insert(ev)
+        .values({ id: eventId, type: 'webhook.test', data: `{"webhookId":"${id}"}`, createdAt: past });
       await orm.insert(d).values({
         eventId,
         endpointId: id,
@@ -190,7 +203,9 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     // What `svc users delete` records while the server is down: the outbox on the auth database alone.
     const db = openDatabase({ url: database.url, settings: runtimeSettings, log: rt.log });
     const outbox = createStandaloneWebhookOutbox(db, runtimeSettings, tables);
-    await db.transaction((tx) => outbox.record(tx, 'user.deleted', { id: 'offline-user', username: 'offline' }));
+    await db.transaction((tx) =>
+      outbox.record(tx, 'user.deleted', { id: 'offline-user', username: 'offline' }),
+    );
     await db.close();
     expect(receiver.at('/restart')).toHaveLength(0);
     app = await startTestApp({ database, settings });

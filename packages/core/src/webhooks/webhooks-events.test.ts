@@ -1,7 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { enrolTotp } from '../../../../testing/mfa.js';
 import { eventually } from '../../../../testing/smtp.js';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../../testing/webhook-receiver.js';
+import {
+  startWebhookReceiver,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from '../../../../testing/webhook-receiver.js';
 import type { Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
@@ -115,7 +119,9 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     expect((await admin.patch(`/api/admin/user/${dave.id}`, { isStaff: true })).status).toBe(200);
     const updated = await eventFor('user.updated', dave.id);
     expect(updated.json.data).toMatchObject({ id: dave.id, isStaff: true });
-    expect((await admin.patch(`/api/admin/user/${dave.id}`, { password: 'admin-set-password' })).status).toBe(200);
+    expect((await admin.patch(`/api/admin/user/${dave.id}`, { password: 'admin-set-password' })).status).toBe(
+      200,
+    );
     await eventFor('user.password_changed', dave.id);
     expect(typesFor(dave.id).filter((t) => t === 'user.updated')).toHaveLength(1);
   });

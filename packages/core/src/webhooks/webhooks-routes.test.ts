@@ -41,7 +41,11 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
   }
 
   async function create(path: string, events: string[] = ['*']) {
-    const res = await admin.post('/api/admin/webhooks', { url: receiver.url(path), events, description: path });
+    const res = await admin.post('/api/admin/webhooks', {
+      url: receiver.url(path),
+      events,
+      description: path,
+    });
     expect(res.status).toBe(201);
     return res.body.data as { id: string; secret: string; url: string; events: string[] };
   }
@@ -168,7 +172,12 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
       async () => (await admin.get(`/api/admin/webhooks/${created.id}/deliveries?status=failed`)).body.data,
       (page: { items: { id: string }[] }) => page.items.length === 1,
     );
-    expect(failed.items[0]).toMatchObject({ status: 'failed', attempts: 2, nextAttemptAt: null, lastStatusCode: 500 });
+    expect(failed.items[0]).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      nextAttemptAt: null,
+      lastStatusCode: 500,
+    });
     receiver.answer('/again', 200);
     const again = await admin.post(
       `/api/admin/webhooks/${created.id}/deliveries/${failed.items[0]!.id}/redeliver`,

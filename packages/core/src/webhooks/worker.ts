@@ -82,7 +82,12 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         });
         return;
       }
-      const body = eventBody({ id: job.eventId, type: job.type, createdAt: job.eventCreatedAt, data: job.data });
+      const body = eventBody({
+        id: job.eventId,
+        type: job.type,
+        createdAt: job.eventCreatedAt,
+        data: job.data,
+      });
       const timestamp = Math.floor(deps.now().getTime() / 1000);
       const secrets = [job.secret];
       if (job.previousSecret && job.previousSecretExpiresAt && job.previousSecretExpiresAt > deps.now()) {
@@ -118,7 +123,12 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       const limit = Math.min(free, CLAIM_BATCH);
       const now = deps.now();
       const claim = randomUUID();
-      const jobs = await store.claim(now, new Date(now.getTime() + timeoutMs + LEASE_MARGIN_MS), claim, limit);
+      const jobs = await store.claim(
+        now,
+        new Date(now.getTime() + timeoutMs + LEASE_MARGIN_MS),
+        claim,
+        limit,
+      );
       full = jobs.length === limit;
       for (const job of jobs) {
         const running = deliver(job, claim);

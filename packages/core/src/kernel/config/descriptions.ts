@@ -234,7 +234,9 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
   webauthn_rp_name: { meaning: 'Relying-party name shown by authenticators; empty means app_name' },
   wrap_auth_token_response: { meaning: 'Wrap the login, refresh and MFA-verify responses in the envelope' },
   // SPEC-3 §3 Webhooks
-  webhooks_enabled: { meaning: 'Mount the webhook routes (/admin/webhooks) and run delivery in every process' },
+  webhooks_enabled: {
+    meaning: 'Mount the webhook routes (/admin/webhooks) and run delivery in every process',
+  },
   webhook_retry_schedule: {
     meaning:
       'Seconds to wait before each retry after a failed webhook attempt; the attempts stop after the last (1 + N attempts for N waits)',
