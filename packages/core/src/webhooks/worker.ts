@@ -42,8 +42,8 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; da
 }
 
 /**
- * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every second, and at once
- * after a full batch, it claims due deliveries with a lease and attempts them in the background, at most
+ * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every half second, and at once
+ * after a full batch or when a slot frees under a backlog, it claims due deliveries with a lease and attempts them in the background, at most
  * {@link MAX_IN_FLIGHT} at a time. Requests never wait for it: they only write the outbox. Once an hour it
  * purges finished records older than 30 days.
  */
@@ -56,6 +56,10 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   let stopped = true;
   let lastPurge = 0;
   let polling: Promise<void> | undefined;
+  /** A poll is running or scheduled at once. */
+  let pollingNow = false;
+  /** The last poll left due deliveries behind (a full batch, or no free slot): a freed slot polls at once. */
+  let backlog = false;
 
   function settlementOf(job: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Settlement {
     const attempts = job.attempts + 1;
@@ -118,7 +122,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
 
   async function poll(): Promise<boolean> {
     const free = MAX_IN_FLIGHT - inFlight.size;
-    let full = false;
+    let full = free <= 0;
     if (free > 0) {
       const limit = Math.min(free, CLAIM_BATCH);
       const now = deps.now();
@@ -133,7 +137,11 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       for (const job of jobs) {
         const running = deliver(job, claim);
         inFlight.add(running);
-        void running.finally(() => inFlight.delete(running));
+        void running.finally(() => {
+          inFlight.delete(running);
+          // Under a backlog the worker claims again as soon as a slot frees, not at the next interval.
+          if (backlog && !pollingNow) schedule(0);
+        });
       }
     }
     if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
@@ -145,9 +153,16 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
 
   function schedule(ms: number): void {
     if (stopped) return;
+    clearTimeout(timer);
+    pollingNow = ms === 0;
     timer = setTimeout(() => {
+      pollingNow = true;
       polling = poll().then(
-        (full) => schedule(full ? 0 : POLL_INTERVAL_MS),
+        (full) => {
+          backlog = full;
+          // A full batch with slots left: claim again at once; no slot left: a finishing attempt polls.
+          schedule(full && inFlight.size < MAX_IN_FLIGHT ? 0 : POLL_INTERVAL_MS);
+        },
         (error: unknown) => {
           log.warn('webhook delivery worker: claiming failed', { error: String(error) });
           schedule(POLL_INTERVAL_MS);
