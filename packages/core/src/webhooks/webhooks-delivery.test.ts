@@ -20,6 +20,7 @@ async function closedPort(): Promise<number> {
 
 interface Delivery {
   id: string;
+  type: string;
   eventId: string;
   status: string;
   attempts: number;
@@ -194,7 +195,7 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     expect(held).toMatchObject({ status: 'pending', leasedBy: 'a-host-that-died', attempts: 0 });
   });
 
-  it('delivers events stored while no server ran (svc users) once a server starts again', async () => {
+  it('delivers events stored while no server ran (svc users) once a server starts again, and purges old records', async () => {
     const id = await endpoint(receiver.url('/restart'), ['user.deleted']);
     const rt = app.app.runtime;
     const runtimeSettings: Settings = rt.settings;
@@ -206,6 +207,22 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     await db.transaction((tx) =>
       outbox.record(tx, 'user.deleted', { id: 'offline-user', username: 'offline' }),
     );
+    // SPEC-3 §3: finished records older than 30 days go (the worker purges when it starts, then hourly);
+    // younger finished ones stay.
+    const { webhookDelivery: d, webhookEvent: ev } = tables;
+    const old = new Date(Date.now() - 31 * 86_400_000);
+    const recent = new Date(Date.now() - 29 * 86_400_000);
+    const aged = [
+      ['00000000-0000-4000-8000-0000000000c1', old, 'succeeded'],
+      ['00000000-0000-4000-8000-0000000000c2', old, 'failed'],
+      ['00000000-0000-4000-8000-0000000000c3', recent, 'succeeded'],
+    ] as const;
+    for (const [eventId, at, status] of aged) {
+      await db.orm.insert(ev).values({ id: eventId, type: 'webhook.test', data: '{}', createdAt: at });
+      await db.orm
+        .insert(d)
+        .values({ eventId, endpointId: id, status, attempts: 1, nextAttemptAt: null, createdAt: at });
+    }
     await db.close();
     expect(receiver.at('/restart')).toHaveLength(0);
     app = await startTestApp({ database, settings });
@@ -215,6 +232,16 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
       data: { id: 'offline-user', username: 'offline' },
     });
     admin = await app.loginAs({ username: 'dl_admin', password: 'correct-horse-battery' });
-    expect((await settled(id))[0]).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect((await settled(id)).find((x) => x.type === 'user.deleted')).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+    });
+    const orm = app.app.runtime.authDb.orm;
+    const remaining = async () =>
+      (await orm.select({ id: ev.id }).from(ev)).map((r) => r.id).filter((e) => e.includes('0000000000c'));
+    for (let i = 0; i < 200 && (await remaining()).length > 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await remaining()).toEqual(['00000000-0000-4000-8000-0000000000c3']);
   });
 });
