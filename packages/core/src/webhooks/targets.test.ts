@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import { attemptDelivery } from './attempt.js';
@@ -77,6 +82,75 @@ describe('Webhook targets', () => {
       expect(allowed.statusCode).toBe(200);
       expect(hits).toBe(1);
     });
+  });
+});
+
+describe('an https receiver', () => {
+  // A self-signed certificate for localhost, made by openssl for this test; attempts trust it through `tls.ca`
+  // (createApp's `webhookTls`), as a deployment with a private certificate authority would.
+  let dir: string;
+  let server: ReturnType<typeof createHttpsServer>;
+  let port = 0;
+  let cert = '';
+  const bodies: string[] = [];
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-webhook-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is delivered to over TLS when its certificate is trusted, and refused when it is not', async () => {
+    const attempt = (tls?: { ca: string }) =>
+      attemptDelivery({
+        url: `https://localhost:${port}/hook`,
+        body: '{"id":"tls"}',
+        headers: { 'content-type': 'application/json' },
+        timeoutMs: 5000,
+        allowPrivate: true,
+        ...(tls ? { tls } : {}),
+      });
+    expect(await attempt({ ca: cert })).toEqual({ statusCode: 204, error: null });
+    expect(bodies).toEqual(['{"id":"tls"}']);
+    const untrusted = await attempt();
+    expect(untrusted.statusCode).toBeNull();
+    expect(untrusted.error).toMatch(/self[- ]signed|certificate/i);
+    expect(bodies).toHaveLength(1);
   });
 });
 
