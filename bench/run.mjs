@@ -43,6 +43,12 @@ if (process.argv.includes('--cli')) {
   await (await import('./cli-start.mjs')).runCliStart(process.argv.slice(2));
   process.exit();
 }
+// SPEC-3 §3 Webhooks: `--webhooks` runs only the webhook scenario (bench/webhooks.mjs), its figures in
+// bench/results-webhooks.json.
+if (process.argv.includes('--webhooks')) {
+  await (await import('./webhooks.mjs')).runWebhooks(process.argv.slice(2));
+  process.exit();
+}
 const quick = process.argv.includes('--quick');
 /** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
 const data = process.argv.includes('--data');

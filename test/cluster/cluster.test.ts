@@ -21,6 +21,7 @@ import {
   onHost,
   register,
 } from './helpers.js';
+import { startWebhookReceiver } from '../../testing/webhook-receiver.js';
 import { answeredBy, checkStored, failuresOf, startLoad, type Load } from './load.js';
 
 const RATE_LIMIT = 8;
@@ -78,6 +79,11 @@ if (missing) {
           SVC_CACHE_URL: TEST_REDIS_URL,
           SVC_CACHE_PREFIX: `svccluster:${randomBytes(5).toString('hex')}:`,
           SVC_AUTH_RATE_LIMIT: String(RATE_LIMIT),
+          // SPEC-3 §3 Webhooks: a loopback receiver (private targets allowed), retries a second apart.
+          SVC_WEBHOOKS_ENABLED: 'true',
+          SVC_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+          SVC_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1',
+          SVC_WEBHOOK_TIMEOUT_SECONDS: '2',
         },
       });
       [A, B] = cluster.hosts;
@@ -313,6 +319,57 @@ if (missing) {
 
     // Faults under load (docs/deployment.md "Figures of the cluster suite"): a host killed with SIGKILL, a rolling
     // restart, a host killed with activity_log_sync on. Last: they kill and restart the hosts.
+    // SPEC-3 §3: a host killed while it holds leased deliveries loses none of them: the other host delivers
+    // them once the lease ends; a receiver deduplicates by `webhook-id`.
+    it('delivers every event at least once when a host holding leased deliveries is killed', async () => {
+      // Each answer takes 1.5 s (under the 2 s limit): the killed host holds the deliveries it was making.
+      const receiver = await startWebhookReceiver({ delayMs: 1_500 });
+      try {
+        const admin = client();
+        const token = await adminToken(cluster);
+        const created = await admin.post(
+          '/api/admin/webhooks',
+          { url: receiver.url('/cluster'), events: ['user.created'] },
+          { token },
+        );
+        expectStatus(created, 201);
+        const acknowledged: string[] = [];
+        const started = Date.now();
+        // A stream of registrations (each a user.created) from four clients; A is killed 2 s in.
+        const stream = async () => {
+          while (Date.now() - started < 5_000) {
+            const res = await client().post('/api/auth/register', {
+              username: `wh-${randomBytes(4).toString('hex')}`,
+              password: PASSWORD,
+            });
+            if (res.status === 201) acknowledged.push(dataOf<{ id: string }>(res).id);
+          }
+        };
+        const kill = sleep(2_000).then(() => A.kill());
+        await Promise.all([stream(), stream(), stream(), stream(), kill]);
+        expect(acknowledged.length).toBeGreaterThan(5);
+        const delivered = () => new Set(receiver.at('/cluster').map((r) => r.json?.data.id as string));
+        for (let i = 0; i < 300 && !acknowledged.every((id) => delivered().has(id)); i++) await sleep(100);
+        expect(acknowledged.filter((id) => !delivered().has(id))).toEqual([]);
+        // Duplicates (an attempt the killed host made before it died, made again) share their webhook-id.
+        const idsByUser = new Map<string, Set<string>>();
+        for (const r of receiver.at('/cluster')) {
+          const set = idsByUser.get(r.json.data.id) ?? new Set<string>();
+          set.add(String(r.headers['webhook-id']));
+          idsByUser.set(r.json.data.id, set);
+        }
+        expect([...idsByUser.values()].filter((ids) => ids.size !== 1)).toEqual([]);
+        figures('SIGKILL of a host holding webhook deliveries', {
+          acknowledged: acknowledged.length,
+          received: receiver.at('/cluster').length,
+          duplicates: receiver.at('/cluster').length - idsByUser.size,
+        });
+      } finally {
+        await receiver.close();
+        await A.start();
+      }
+    }, 90_000);
+
     describe('faults under load', () => {
       let token: string;
       /** The load of a test that failed before stopping it stops here. */

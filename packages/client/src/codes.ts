@@ -112,6 +112,11 @@ export const SVC_ERROR_CODES = [
   'user.settings_value_invalid',
   'user.username_invalid',
   'user.username_or_email_exists',
+  'webhook.delivery_not_found',
+  'webhook.event_unknown',
+  'webhook.not_found',
+  'webhook.url_forbidden',
+  'webhook.url_invalid',
 ] as const;
 
 /** A stable error code of the server (the `code` of an item of the uniform error format). */

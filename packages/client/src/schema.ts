@@ -2236,6 +2236,604 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/webhooks/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every webhook endpoint (without secrets) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: string[];
+                id: string;
+                url: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Create a webhook endpoint
+     * @description The secret (`whsec_…`) is in this answer only. 422 `webhook.url_invalid` (not an absolute https:// URL), `webhook.url_forbidden` (a private, loopback, link-local or unique-local target), `webhook.event_unknown` (`params.event`).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            description?: string;
+            /** @default true */
+            enabled?: boolean;
+            /** @description Event types, or `["*"]` for every type */
+            events: string[];
+            /** @description Absolute https:// URL */
+            url: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: string[];
+                id: string;
+                /** @description `whsec_` + base64 of 32 random bytes; shown this once */
+                secret: string;
+                url: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{webhook_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A webhook endpoint
+     * @description 404 `webhook.not_found`.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: string[];
+                id: string;
+                url: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Its pending deliveries end with it. 404 `webhook.not_found`.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Change a webhook endpoint
+     * @description Disabling ends its pending deliveries as failed (enabling again does not resume them). The errors of creation, and 404 `webhook.not_found`.
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            description?: string;
+            enabled?: boolean;
+            /** @description Event types, or `["*"]` for every type */
+            events?: string[];
+            url?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: string[];
+                id: string;
+                url: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/admin/webhooks/{webhook_id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A webhook endpoint's deliveries
+     * @description Newest first; `status` filters. 404 `webhook.not_found`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          pageSize?: number;
+          status?: 'pending' | 'succeeded' | 'failed';
+        };
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                items: {
+                  attempts: number;
+                  createdAt: string;
+                  deliveredAt: string | null;
+                  /** @description The `webhook-id` of every attempt */
+                  eventId: string;
+                  id: string;
+                  lastError: string | null;
+                  lastStatusCode: number | null;
+                  /** @description ISO 8601; null once finished */
+                  nextAttemptAt: string | null;
+                  /** @enum {string} */
+                  status: 'pending' | 'succeeded' | 'failed';
+                  type: string;
+                }[];
+                page: number;
+                pages: number;
+                pageSize: number;
+                total: number;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver an event again
+     * @description A new attempt of the same event (the same `webhook-id`). 404 `webhook.delivery_not_found`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          delivery_id: string;
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data?: unknown;
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{webhook_id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the signing secret
+     * @description The previous secret also signs for 24 hours (its signature listed second).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                secret: string;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{webhook_id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test event
+     * @description Queues a `webhook.test` event for this endpoint, whatever its `events`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          webhook_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data?: unknown;
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/auth/email/verify': {
     parameters: {
       query?: never;

@@ -84,3 +84,8 @@ export { SLUG_PATTERN as ORGANIZATION_SLUG_PATTERN } from './organizations/const
 export { createSocialLoginStore, type SocialLoginStore } from './social-login/store.js';
 export { socialLoginTables, type SocialLoginTables } from './social-login/tables.js';
 export { unlinkIdentity } from './social-login/unlink.js';
+// SPEC-3 §3 Webhooks: `svc users` records events and `svc webhooks` manages endpoints without the app.
+export { webhookTables, type WebhookTables } from './webhooks/tables.js';
+export { createStandaloneWebhookOutbox } from './webhooks/outbox.js';
+export { createWebhookStore, type WebhookStore } from './webhooks/store.js';
+export { createWebhookService, type WebhookService } from './webhooks/service.js';

@@ -78,6 +78,13 @@ export const commands: CommandEntry[] = [
     describe: 'Manage organizations: list, create, show, add-member, remove-member, set-role, delete',
     load: async () => (await import('./orgs.js')).orgsCommand,
   },
+  // SPEC-3 §3 Webhooks
+  {
+    name: 'webhooks',
+    command: 'webhooks <command>',
+    describe: 'Manage webhook endpoints: list, create, deliveries, redeliver',
+    load: async () => (await import('./webhooks.js')).webhooksCommand,
+  },
 ];
 
 /** Options of the program itself that take a value (they may come before the command). */

@@ -63,6 +63,12 @@ function managerOf(project: UserProject) {
     hashPassword: internal.hashPassword,
     now: () => new Date(),
     endLinks: (userId, change) => links.endLinks(userId, change),
+    // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
+    webhooks: internal.createStandaloneWebhookOutbox(
+      project.db,
+      project.settings,
+      moduleTables<internal.WebhookTables>(project, 'webhooks'),
+    ),
   });
 }
 

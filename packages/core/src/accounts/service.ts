@@ -8,6 +8,8 @@ import { assertValidUsername, isUuid, normaliseEmail, toAuthUser } from '../kern
 import type { TokenPair } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { AccountChange } from '../kernel/ports.js';
+import type { Orm } from '../kernel/db/database.js';
+import { toUserOut } from '../kernel/user-out.js';
 import type { ModulePorts } from '../kernel/module.js';
 import { FORGOT_RATE_LIMIT_SCOPE, INVITED_PASSWORD_HASH, TOKEN_BYTES } from './constants.js';
 import type { AccountStore } from './store.js';
@@ -46,6 +48,14 @@ export function accountLink(settings: Settings, template: string, token: string)
 /** Password reset by mail (SPEC-2 "Routes", "Password reset"). */
 export function createAccountService(deps: AccountServiceDeps) {
   const { settings, store, cache, log, ports, now } = deps;
+
+  /** SPEC-3 §3: `user.created` for an invited user, written with the user. */
+  function recordCreated() {
+    const webhooks = ports.get('webhooks');
+    return webhooks.enabled
+      ? (tx: Orm, row: Parameters<typeof toUserOut>[0]) => webhooks.record(tx, 'user.created', toUserOut(row))
+      : undefined;
+  }
 
   async function localeOf(userId: string): Promise<string> {
     const chosen = await ports
@@ -199,14 +209,17 @@ export function createAccountService(deps: AccountServiceDeps) {
             params: { groupIds: unknown },
           });
         }
-        user = await store.insertInvited({
-          username,
-          email,
-          firstName: input.firstName ?? '',
-          lastName: input.lastName ?? '',
-          isStaff: input.isStaff ?? false,
-          groupIds,
-        });
+        user = await store.insertInvited(
+          {
+            username,
+            email,
+            firstName: input.firstName ?? '',
+            lastName: input.lastName ?? '',
+            isStaff: input.isStaff ?? false,
+            groupIds,
+          },
+          recordCreated(),
+        );
       } catch (error) {
         // SPEC-3 §7 rule 9: a parallel invitation took the address or the name since the check above (on
         // PostgreSQL the unique index refuses the second insert). This one answers what it would have a

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import type { AccountChange } from '../kernel/ports.js';
@@ -111,24 +111,31 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
      * An invited user: active, without a usable password (the marker never verifies), email unverified,
      * in the given groups (checked by the caller with `unknownGroups`).
      */
-    async insertInvited(values: {
-      username: string;
-      email: string;
-      firstName: string;
-      lastName: string;
-      isStaff: boolean;
-      groupIds: number[];
-    }) {
+    async insertInvited(
+      values: {
+        username: string;
+        email: string;
+        firstName: string;
+        lastName: string;
+        isStaff: boolean;
+        groupIds: number[];
+      },
+      record?: (tx: Orm, row: typeof user.$inferSelect) => Promise<void>,
+    ) {
       const { groupIds, ...fields } = values;
       const id = randomUUID();
-      const [row] = await db.orm
-        .insert(user)
-        .values({ id, ...fields, isActive: true, isSuperuser: false, passwordHash: INVITED_PASSWORD_HASH })
-        .returning();
-      if (groupIds.length > 0) {
-        await db.orm.insert(core.userGroup).values(groupIds.map((groupId) => ({ userId: id, groupId })));
-      }
-      return row!;
+      // One transaction: the user, their groups and (SPEC-3 §3) the `user.created` webhook event.
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .insert(user)
+          .values({ id, ...fields, isActive: true, isSuperuser: false, passwordHash: INVITED_PASSWORD_HASH })
+          .returning();
+        if (groupIds.length > 0) {
+          await tx.insert(core.userGroup).values(groupIds.map((groupId) => ({ userId: id, groupId })));
+        }
+        if (record) await record(tx, row!);
+        return row!;
+      });
     },
     /** Sets `emailVerifiedAt` when the address is still `email` and not verified yet. */
     async markVerified(userId: string, email: string, at: Date): Promise<void> {

@@ -19,12 +19,19 @@ import {
 } from '../kernel/http/server.js';
 import { createLogger, type Logger } from '../kernel/log/logger.js';
 import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule } from '../kernel/module.js';
-import { createPortRegistry, type Audience, type EventSink, type PortRegistry } from '../kernel/ports.js';
+import {
+  createPortRegistry,
+  type Audience,
+  type EventSink,
+  type PortRegistry,
+  type WebhookOutbox,
+} from '../kernel/ports.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { HandlerSettings, Router } from '../kernel/router.js';
 import { apiBase } from '../kernel/routes.js';
 import { resolveStaticFiles, type StaticFiles } from '../kernel/static-files.js';
 import type { EventsOptions } from '../events/index.js';
+import type { WebhookOptions } from '../webhooks/index.js'; // SPEC-3 §3
 import type { MailOptions } from '../mail/index.js';
 import type { MfaOptions } from '../mfa/index.js';
 import type { UserSettingsOptions } from '../user-settings/index.js';
@@ -65,7 +72,8 @@ export interface AppOptions
     UserSettingsOptions,
     EventsOptions,
     OrganizationsOptions,
-    SocialLoginOptions {
+    SocialLoginOptions,
+    WebhookOptions {
   /** The project's own migration targets by name (`auth` is the core's). */
   migrationTargets?: Record<string, MigrationTarget>;
   /** The project's routers, mounted under `/api` + `api_v1_prefix`. @default [] */
@@ -155,6 +163,12 @@ const noEvents: EventSink = {
   sessionsEnded() {},
 };
 
+/** The webhook outbox while `webhooks_enabled` is false (SPEC-3 §3): records nothing. */
+const noWebhooks: WebhookOutbox = {
+  enabled: false,
+  async record() {},
+};
+
 const SHUTDOWN_GRACE_MS = 10_000;
 /** How long a stopping server still answers (with `Connection: close`) before it stops accepting. */
 const DRAIN_WINDOW_MS = 1_000;
@@ -217,6 +231,7 @@ export function createApp(options: AppOptions = {}): App {
     }
     const ports = createPortRegistry();
     ports.provide('events', noEvents);
+    ports.provide('webhooks', noWebhooks); // SPEC-3 §3: replaced by the webhooks module while enabled
     const userSettingsReader = () => ports.find('userSettings');
     const handlerSettings = Object.freeze({
       ...settings,

@@ -14,6 +14,7 @@ import { rbacModule } from '../rbac/index.js';
 import { socialLoginModule } from '../social-login/index.js';
 import { userSettingsModule } from '../user-settings/index.js';
 import { usersModule } from '../users/index.js';
+import { webhooksModule } from '../webhooks/index.js'; // SPEC-3 §3
 
 /**
  * The core modules in setup order: a module may read ports provided by those before it
@@ -35,4 +36,5 @@ export const coreModules: SvcModule[] = [
   eventsModule,
   // SPEC-3 §2 organizations
   organizationsModule,
+  webhooksModule, // SPEC-3 §3: provides the `webhooks` outbox port
 ];

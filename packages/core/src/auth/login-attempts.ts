@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQL } from 'drizzle-orm';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AttemptAdmission } from '../kernel/ports.js';
+import type { AttemptAdmission, WebhookOutbox } from '../kernel/ports.js';
 import { LOGIN_ADMISSION_POLL_MS, LOGIN_ADMISSION_WAIT_MS, PROVISIONAL_LOCK_MS } from './constants.js';
 import type { AuthStore, UserRow } from './store.js';
 
@@ -23,6 +23,8 @@ export function createLoginAttempts(deps: {
   store: AuthStore;
   log: Logger;
   now: () => Date;
+  /** The webhook outbox (SPEC-3 §3). */
+  webhooks?: () => WebhookOutbox;
 }) {
   const { settings, store, log, now } = deps;
   const lockoutMs = settings.login_lockout_minutes * 60_000;
@@ -64,7 +66,17 @@ export function createLoginAttempts(deps: {
   async function lockIfFull(userId: string, username?: string): Promise<boolean> {
     const at = now();
     const lockUntil = new Date(at.getTime() + lockoutMs);
-    const locked = await store.lockIfFull(userId, settings.login_max_attempts, at, lockUntil);
+    // SPEC-3 §3: `user.locked` commits with the lock.
+    const webhooks = deps.webhooks?.();
+    const locked = await store.lockIfFull(
+      userId,
+      settings.login_max_attempts,
+      at,
+      lockUntil,
+      webhooks?.enabled
+        ? (tx, row) => webhooks.record(tx, 'user.locked', { userId: row.id, username: row.username })
+        : undefined,
+    );
     if (locked) warnLocked(userId, username, lockUntil);
     return locked;
   }

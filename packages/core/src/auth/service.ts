@@ -13,14 +13,23 @@ import {
   type TokenPair,
 } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
-import type { AttemptAdmission, AuthUser, Authenticator, LoginGuard, TokenService } from '../kernel/ports.js';
+import type { Orm } from '../kernel/db/database.js';
+import type {
+  AttemptAdmission,
+  AuthUser,
+  Authenticator,
+  LoginGuard,
+  LoginMethod,
+  TokenService,
+  WebhookOutbox,
+} from '../kernel/ports.js';
+import { toUserOut } from '../kernel/user-out.js';
 import { createFailureTiming } from './failure-timing.js';
 import { createLoginAttempts } from './login-attempts.js';
 import { TOKEN_TYPES } from './constants.js';
 import { createDummyHash, hashPassword, isUsableHash, needsRehash, verifyPassword } from './passwords.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { AuthStore, UserRow, UserUpdate } from './store.js';
-import { toUserOut } from './schemas.js';
 import type { SessionService } from './sessions.js';
 import type { TokenFailure, TokenSigner } from './tokens.js';
 
@@ -64,7 +73,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
 
   // Falls back to an in-process counter while the shared cache is down (docs/deployment.md "Redis").
   const rateLimit = createRateLimiter({ cache, settings, log });
-  const attempts = createLoginAttempts({ settings, store, log, now });
+  const attempts = createLoginAttempts({ settings, store, log, now, webhooks: () => ports.get('webhooks') });
 
   function retryAfter(lockedUntil: Date): string {
     return String(Math.max(1, Math.ceil((lockedUntil.getTime() - now().getTime()) / 1000)));
@@ -144,6 +153,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     passwordHash: string,
     admission: AttemptAdmission | undefined,
     refused: () => Promise<SvcError> | SvcError,
+    method: LoginMethod = 'password',
   ): Promise<TokenPair> {
     const at = now();
     // SPEC-3 §7 rule 1: the login's time rides in its tokens (`auth_time`), so the recent-login check of the
@@ -159,6 +169,15 @@ export async function createAuthService(deps: AuthServiceDeps) {
         { jti: refresh.jti, family: refresh.family, userId: user.id, expiresAt: refresh.expiresAt },
         { passwordHash, liftAfter: admission?.liftLocksAfter ?? at },
         sessions.loginSession(at),
+        // SPEC-3 §3: `user.login` commits with the login (its session is the refresh family).
+        recorder((webhooks, tx) =>
+          webhooks.record(tx, 'user.login', {
+            userId: user.id,
+            username: user.username,
+            sessionId: refresh.family,
+            method,
+          }),
+        ),
       );
     } finally {
       if (admission && !done) await attempts.release(admission).catch(() => undefined);
@@ -172,6 +191,20 @@ export async function createAuthService(deps: AuthServiceDeps) {
       refresh_token: refresh.token,
     };
   }
+
+  /**
+   * The webhook outbox's part of a change (SPEC-3 §3), for a store to run in the change's transaction;
+   * undefined while webhooks are off, so the store keeps its single statement.
+   */
+  function recorder<A extends unknown[]>(
+    write: (webhooks: WebhookOutbox, tx: Orm, ...args: A) => Promise<void>,
+  ): ((tx: Orm, ...args: A) => Promise<void>) | undefined {
+    const webhooks = ports.get('webhooks');
+    return webhooks.enabled ? (tx, ...args) => write(webhooks, tx, ...args) : undefined;
+  }
+
+  const passwordChanged = (webhooks: WebhookOutbox, tx: Orm, row: UserRow) =>
+    webhooks.record(tx, 'user.password_changed', { userId: row.id, username: row.username });
 
   async function loadUser(id: string): Promise<UserRow> {
     const row = isUuid(id) ? await store.userById(id) : undefined;
@@ -251,7 +284,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
     admitAttempt: (userId) => attempts.admit(userId),
     settleWrong: (admission) => attempts.settleWrong(admission),
     releaseAttempt: (admission) => attempts.release(admission),
-    async completeLogin(user, proof, admission) {
+    async completeLogin(user, proof, admission, method) {
       const challengeGone = () => new SvcError('mfa.challenge_not_found');
       const row = await store.userById(user.id);
       const stillValid =
@@ -264,7 +297,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
         if (admission) await attempts.release(admission);
         throw challengeGone();
       }
-      return completeLogin(toAuthUser(row), row.passwordHash, admission, challengeGone);
+      return completeLogin(toAuthUser(row), row.passwordHash, admission, challengeGone, method);
     },
     hashPassword,
     async setPassword(userId, newPassword, { field, verifyEmail, consume }) {
@@ -277,13 +310,17 @@ export async function createAuthService(deps: AuthServiceDeps) {
       // Consumed only now: a refused password above leaves the proof usable (SPEC-2 "One-time account tokens").
       await consume();
       const at = now();
-      await store.updateUser(userId, {
-        passwordHash,
-        passwordChangedAt: at,
-        failedLoginCount: 0,
-        lockedUntil: null,
-        ...(verifyEmail && !row.emailVerifiedAt ? { emailVerifiedAt: at } : {}),
-      });
+      await store.updateUser(
+        userId,
+        {
+          passwordHash,
+          passwordChangedAt: at,
+          failedLoginCount: 0,
+          lockedUntil: null,
+          ...(verifyEmail && !row.emailVerifiedAt ? { emailVerifiedAt: at } : {}),
+        },
+        recorder(passwordChanged),
+      );
       await endAllLogins(userId);
       ports.get('events').userChanged(userId, 'password_changed');
     },
@@ -497,16 +534,19 @@ export async function createAuthService(deps: AuthServiceDeps) {
       const passwordHash = await hashPassword(input.password);
       try {
         // Privileges are never taken from the request: active, non-staff, non-superuser.
-        const created = await store.insertUser({
-          username,
-          email,
-          firstName: input.firstName ?? '',
-          lastName: input.lastName ?? '',
-          passwordHash,
-          isActive: true,
-          isStaff: false,
-          isSuperuser: false,
-        });
+        const created = await store.insertUser(
+          {
+            username,
+            email,
+            firstName: input.firstName ?? '',
+            lastName: input.lastName ?? '',
+            passwordHash,
+            isActive: true,
+            isStaff: false,
+            isSuperuser: false,
+          },
+          recorder((webhooks, tx, row: UserRow) => webhooks.record(tx, 'user.created', toUserOut(row))),
+        );
         // SPEC-2 "Email verification": a registration with an email gets a verification link.
         if (email) ports.find('accounts')?.sendVerification(created.id);
         return created;
@@ -565,7 +605,11 @@ export async function createAuthService(deps: AuthServiceDeps) {
       }
       if (Object.keys(changes).length > 0) {
         try {
-          await store.updateUser(userId, changes);
+          await store.updateUser(
+            userId,
+            changes,
+            recorder((webhooks, tx, row: UserRow) => webhooks.record(tx, 'user.updated', toUserOut(row))),
+          );
         } catch (error) {
           if (mapDatabaseError(error)?.code === 'db.conflict') throw new SvcError('user.email_exists');
           throw error;
@@ -594,7 +638,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
       policy(input.newPassword, 'newPassword');
       if (input.newPassword === input.currentPassword) throw new SvcError('auth.password_unchanged');
       const passwordHash = await hashPassword(input.newPassword);
-      await store.updateUser(userId, { passwordHash, passwordChangedAt: now() });
+      await store.updateUser(userId, { passwordHash, passwordChangedAt: now() }, recorder(passwordChanged));
       await endAllLogins(userId);
       ports.get('events').userChanged(userId, 'password_changed');
     },

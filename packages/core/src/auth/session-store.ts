@@ -13,7 +13,7 @@ import {
   sql,
   type SQL,
 } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import { equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { deleteUntilGone } from './refresh-deletion.js';
@@ -248,15 +248,29 @@ export function createSessionStore(
       userId: string,
       at: Date,
       which: { only?: string; except?: string } = {},
+      record?: (tx: Orm, ids: string[]) => Promise<void>,
     ): Promise<string[]> {
       const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
       if (which.only !== undefined) conditions.push(eq(session.id, which.only));
       if (which.except !== undefined) conditions.push(ne(session.id, which.except));
-      const rows = await orm
-        .update(session)
-        .set({ revokedAt: at })
-        .where(and(...conditions))
-        .returning({ id: session.id });
+      const mark = (tx: Orm) =>
+        tx
+          .update(session)
+          .set({ revokedAt: at })
+          .where(and(...conditions))
+          .returning({ id: session.id });
+      // SPEC-3 §3: `record` (the webhook outbox) runs in the transaction that marks the sessions revoked.
+      const rows = record
+        ? await db.transaction(async (tx) => {
+            const marked = await mark(tx);
+            if (marked.length > 0)
+              await record(
+                tx,
+                marked.map((row) => row.id),
+              );
+            return marked;
+          })
+        : await mark(orm);
       const ids = rows.map((row) => row.id);
       // All of them: logins from before sessions existed (refresh records without a session row) end too.
       const all = which.only === undefined && which.except === undefined;

@@ -85,11 +85,26 @@ export function createSessionService(deps: SessionServiceDeps) {
     }
   }
 
+  /** Ends sessions with their `session.revoked` webhook events in the same transaction (SPEC-3 §3). */
+  function revokeRecorded(userId: string, which: { only?: string; except?: string } = {}): Promise<string[]> {
+    const webhooks = ports.get('webhooks');
+    return sessions.revoke(
+      userId,
+      now(),
+      which,
+      webhooks.enabled
+        ? async (tx, ids) => {
+            for (const sessionId of ids) await webhooks.record(tx, 'session.revoked', { userId, sessionId });
+          }
+        : undefined,
+    );
+  }
+
   /** Ends one session; the superuser's id when it was an impersonation (SPEC-3 §4), else null. */
   async function revokeOne(userId: string, sessionId: string): Promise<string | null> {
     // SPEC-3 §4: revoking an impersonation session ends the impersonation (its event names the superuser).
     const impersonatorId = isUuid(sessionId) ? await sessions.impersonatorOf(sessionId) : null;
-    const ids = isUuid(sessionId) ? await sessions.revoke(userId, now(), { only: sessionId }) : [];
+    const ids = isUuid(sessionId) ? await revokeRecorded(userId, { only: sessionId }) : [];
     if (ids.length === 0) throw new SvcError('auth.session_not_found');
     ended(userId, ids);
     if (impersonatorId) ports.get('events').emit('impersonation_ended', { userId, impersonatorId });
@@ -124,7 +139,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       which: { only?: string; except?: string } = {},
       notify = true,
     ): Promise<string[]> {
-      const ids = await sessions.revoke(userId, now(), which);
+      const ids = notify ? await revokeRecorded(userId, which) : await sessions.revoke(userId, now(), which);
       if (notify) ended(userId, ids);
       return ids;
     },
@@ -137,7 +152,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     revokeOwn: revokeOne,
     /** `POST /auth/sessions/revoke-others`: every session of the caller but `current`. */
     async revokeOthers(userId: string, current: string | undefined): Promise<void> {
-      ended(userId, await sessions.revoke(userId, now(), current ? { except: current } : {}));
+      ended(userId, await revokeRecorded(userId, current ? { except: current } : {}));
     },
 
     /** `GET /admin/user/{user_id}/sessions`. */
@@ -151,7 +166,7 @@ export function createSessionService(deps: SessionServiceDeps) {
      */
     async adminRevokeAll(userId: string, includeTokens = false): Promise<void> {
       await existingUser(userId);
-      ended(userId, await sessions.revoke(userId, now()));
+      ended(userId, await revokeRecorded(userId));
       if (includeTokens) await ports.find('personalTokenRevoker')?.deleteAll(userId);
     },
     /** `DELETE /admin/user/{user_id}/sessions/{session_id}`. */

@@ -1,7 +1,13 @@
 import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import { effectivePermissionsJson, parsePermissionsJson } from '../kernel/db/effective-permissions.js';
-import { columnName as col, compileSql, equalsWithoutIndex, placeholderFor } from '../kernel/db/sql.js';
+import {
+  allIn,
+  columnName as col,
+  compileSql,
+  equalsWithoutIndex,
+  placeholderFor,
+} from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
@@ -208,6 +214,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
   // encoder (`sql.param`), as drizzle does for literal values.
   const dateParam = <T>(name: string, column: T) => sql.param(sql.placeholder(name), column as never);
   const unlockedAt = or(isNull(user.lockedUntil), lte(user.lockedUntil, dateParam('now', user.lockedUntil)));
+  const unlockedAtValue = (now: Date) => or(isNull(user.lockedUntil), lte(user.lockedUntil, now));
   // SPEC "Account login lock": one slot taken atomically before the check, only while unlocked and below
   // the limit (login-attempts.ts), on the user row that `match` names.
   const reservation = (...match: SQL[]) =>
@@ -413,9 +420,20 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         .limit(1);
       return rows[0];
     },
-    async insertUser(values: CoreTables['user']['$inferInsert']): Promise<UserRow> {
-      const [row] = await orm.insert(user).values(values).returning();
-      return row!;
+    /** Inserts the user; `record` runs in the insert's transaction (SPEC-3 §3: the webhook outbox). */
+    async insertUser(
+      values: CoreTables['user']['$inferInsert'],
+      record?: (tx: Orm, row: UserRow) => Promise<void>,
+    ): Promise<UserRow> {
+      if (!record) {
+        const [row] = await orm.insert(user).values(values).returning();
+        return row!;
+      }
+      return db.transaction(async (tx) => {
+        const [row] = await tx.insert(user).values(values).returning();
+        await record(tx, row!);
+        return row!;
+      });
     },
     /** Replaces the hash only while it is still `current` (a re-hash must never undo a password change). */
     async replaceHash(id: string, current: string, next: string): Promise<boolean> {
@@ -426,9 +444,21 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         .returning({ id: user.id });
       return rows.length > 0;
     },
-    async updateUser(id: string, values: UserUpdate): Promise<UserRow | undefined> {
-      const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
-      return row;
+    /** Updates the user; `record` runs in the update's transaction (SPEC-3 §3: the webhook outbox). */
+    async updateUser(
+      id: string,
+      values: UserUpdate,
+      record?: (tx: Orm, row: UserRow) => Promise<void>,
+    ): Promise<UserRow | undefined> {
+      if (!record) {
+        const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
+        return row;
+      }
+      return db.transaction(async (tx) => {
+        const [row] = await tx.update(user).set(values).where(eq(user.id, id)).returning();
+        if (row) await record(tx, row);
+        return row;
+      });
     },
 
     /** Takes one slot on the lockout counter; false when locked, full or gone (login-attempts.ts). */
@@ -450,8 +480,24 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       return (await statement.execute({ username, max, now }))[0];
     },
     /** Locks until `lockUntil` (counter reset) when the counter has reached `max`; true when it did. */
-    async lockIfFull(id: string, max: number, now: Date, lockUntil: Date): Promise<boolean> {
-      return (await lockIfFullStatement.execute({ id, max, now, lockUntil })).length > 0;
+    /** `record` runs in the lock's transaction when this call set the lock (SPEC-3 §3: `user.locked`). */
+    async lockIfFull(
+      id: string,
+      max: number,
+      now: Date,
+      lockUntil: Date,
+      record?: (tx: Orm, row: { id: string; username: string }) => Promise<void>,
+    ): Promise<boolean> {
+      if (!record) return (await lockIfFullStatement.execute({ id, max, now, lockUntil })).length > 0;
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(user)
+          .set({ failedLoginCount: 0, lockedUntil: lockUntil })
+          .where(and(eq(user.id, id), sql`${user.failedLoginCount} >= ${max}`, unlockedAtValue(now)))
+          .returning({ id: user.id, username: user.username });
+        if (row) await record(tx, row);
+        return row !== undefined;
+      });
     },
     /** Gives one slot back and lifts a lock ending after `liftAfter` (set while the attempt was in flight). */
     async releaseAttempt(id: string, liftAfter: Date): Promise<void> {
@@ -548,8 +594,32 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       refresh: NewRefresh,
       condition: { passwordHash: string; liftAfter: Date },
       client: LoginSession,
+      record?: (tx: Orm) => Promise<void>,
     ): Promise<boolean> {
       const { passwordHash: hash, liftAfter } = condition;
+      if (db.dialect === 'pg' && record) {
+        // SPEC-3 §3: the login's webhook event commits with the login (one more statement in a transaction).
+        return db.transaction(async (tx) => {
+          const rows = await allIn(
+            tx,
+            'pg',
+            completeLoginStatement!({
+              userId,
+              hash,
+              at: at.toISOString(),
+              liftAfter: liftAfter.toISOString(),
+              jti: refresh.jti,
+              family: refresh.family,
+              expiresAt: refresh.expiresAt.toISOString(),
+              userAgent: client.userAgent,
+              ip: client.ip,
+              purgeBefore: client.purgeBefore.toISOString(),
+            }),
+          );
+          if (rows.length > 0) await record(tx);
+          return rows.length > 0;
+        });
+      }
       if (db.dialect === 'pg') {
         const rows = await db.all(
           completeLoginStatement({
@@ -580,6 +650,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
           ip: client.ip,
         });
         runSync(sessionStatements.purge, { userId, before: client.purgeBefore });
+        if (record) await record(orm);
         return true;
       });
     },

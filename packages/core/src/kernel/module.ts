@@ -31,10 +31,11 @@ export interface RequestRecord {
 export type PortName = keyof Ports;
 
 /**
- * Ports the app provides before any module: the event sink (a no-op until the events module replaces it).
+ * Ports the app provides before any module: the event sink (a no-op until the events module replaces it) and
+ * the webhook outbox (a no-op until the webhooks module replaces it, SPEC-3 §3).
  * Every module may `get` them; read them at call time, since a module may replace them during setup.
  */
-export const KERNEL_PORTS = ['events'] as const satisfies readonly PortName[];
+export const KERNEL_PORTS = ['events', 'webhooks'] as const satisfies readonly PortName[];
 export type KernelPortName = (typeof KERNEL_PORTS)[number];
 
 /**

@@ -201,7 +201,13 @@ export interface LoginGuard {
    * Issues the token pair after a completed login (MFA verify), emits `login`. Refused (401
    * `mfa.challenge_not_found`) when the password changed or the user was deactivated since `proof`.
    */
-  completeLogin(user: AuthUser, proof?: PasswordProof, admission?: AttemptAdmission): Promise<TokenPair>;
+  completeLogin(
+    user: AuthUser,
+    proof?: PasswordProof,
+    admission?: AttemptAdmission,
+    /** How the user proved who they are, for the `user.login` webhook event (SPEC-3 §3). @default 'password' */
+    method?: LoginMethod,
+  ): Promise<TokenPair>;
   hashPassword(password: string): Promise<string>;
   /**
    * Sets a password proven by something other than the current one (a reset link, an invitation; SPEC-2
@@ -441,6 +447,65 @@ export interface OrganizationAccess {
   assertUserRemovable(userId: string, loc: (string | number)[]): Promise<void>;
 }
 
+// SPEC-3 §3 Webhooks: the outbox port.
+
+/** How a login was proven (SPEC-3 §3 `user.login`'s `method`). */
+export type LoginMethod = 'password' | 'passkey' | 'oauth';
+
+/** A user as `GET /admin/user/{id}` shows it (the `data` of `user.created` and `user.updated`). */
+export type WebhookUserData = Record<string, unknown> & { id: string; username: string };
+
+/** An organization as webhook events name it (SPEC-3 §3). */
+export interface WebhookOrganization {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+/** The `data` of each webhook event type (SPEC-3 §3 "Data by type"); never a secret, hash, token, code or key. */
+export interface WebhookEvents {
+  'user.created': WebhookUserData;
+  'user.updated': WebhookUserData;
+  'user.deleted': { id: string; username: string };
+  'user.password_changed': { userId: string; username: string };
+  'user.locked': { userId: string; username: string };
+  'user.login': { userId: string; username: string; sessionId: string; method: LoginMethod };
+  'session.revoked': { userId: string; sessionId: string };
+  'mfa.enabled': { userId: string; method: string };
+  'mfa.disabled': { userId: string; method: string };
+  'identity.linked': { userId: string; provider: string };
+  'identity.unlinked': { userId: string; provider: string };
+  'permissions.changed': { userId: string };
+  'organization.created': { organization: WebhookOrganization };
+  'organization.deleted': { organization: WebhookOrganization };
+  'organization.member_added': { organization: WebhookOrganization; userId: string; role: string };
+  'organization.member_updated': { organization: WebhookOrganization; userId: string; role: string };
+  'organization.member_removed': { organization: WebhookOrganization; userId: string; role: string };
+  'webhook.test': { webhookId: string };
+}
+
+export type WebhookEventType = keyof WebhookEvents;
+
+/**
+ * The webhook outbox (SPEC-3 §3; provided by the app as a no-op, replaced by `webhooks` while
+ * `webhooks_enabled`). A module that changes something a receiver cares about calls `record` with the
+ * transaction of that change, on the auth database: the event row commits or rolls back with the change.
+ * @example
+ * await authDb.transaction(async (tx) => {
+ *   await tx.insert(organization).values(row);
+ *   await ports.get('webhooks').record(tx, 'organization.created', { organization: { id, slug, name } });
+ * });
+ */
+export interface WebhookOutbox {
+  /**
+   * False while webhooks are off: `record` does nothing, and a caller may skip a transaction it opens only
+   * for the event.
+   */
+  readonly enabled: boolean;
+  /** Stores the event in `tx` (a transaction of the auth database), for every endpoint that subscribes to it. */
+  record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void>;
+}
+
 /** What each port name carries. */
 export interface Ports {
   authenticator: Authenticator;
@@ -464,6 +529,8 @@ export interface Ports {
   browserSessions: BrowserSessions;
   // SPEC-3 §2 organizations
   organizations: OrganizationAccess;
+  // SPEC-3 §3 Webhooks
+  webhooks: WebhookOutbox;
 }
 
 /** The registry features provide ports into and read them from (wired by `app/`). */

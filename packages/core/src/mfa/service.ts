@@ -16,7 +16,7 @@ import {
 import { generateOtpCode, normaliseOtpCode } from './one-time-codes.js';
 import { decryptSecret, deriveMfaKeys, encryptSecret, hashCode, hashesEqual } from './secrets.js';
 import type { MfaSender } from './sender.js';
-import type { MfaConfigRow, MfaStore } from './store.js';
+import type { MfaConfigRow, MfaRecord, MfaStore } from './store.js';
 import type { MfaMethod } from './tables.js';
 import { generateTotpSecret, matchTotpStep, totpIssuer, totpUri } from './totp.js';
 
@@ -58,6 +58,12 @@ export function createMfaService(deps: MfaServiceDeps) {
   const tokens = () => ports.get('tokens');
 
   /** SPEC "Limits": the MFA check and email/SMS setup count against `auth_rate_limit`. */
+  /** SPEC-3 §3: the webhook event of an MFA change, for the store to write in the change's transaction. */
+  function recorder(type: 'mfa.enabled' | 'mfa.disabled', userId: string): MfaRecord | undefined {
+    const webhooks = deps.ports.get('webhooks');
+    return webhooks.enabled ? (tx, method) => webhooks.record(tx, type, { userId, method }) : undefined;
+  }
+
   async function rateLimit(clientIp: string): Promise<void> {
     // The limiter is auth's; without it (auth module replaced or disabled) there is nothing to count on.
     await ports.find('rateLimiter')?.hit(clientIp, MFA_RATE_LIMIT_SCOPE);
@@ -200,7 +206,8 @@ export function createMfaService(deps: MfaServiceDeps) {
       if (counted.pendingAttempts >= settings.mfa_max_attempts) await store.clearEnrolmentCode(user.id);
       throw new SvcError(invalid);
     }
-    if (!(await store.activateWithCode(user.id, method, hash))) throw new SvcError(invalid);
+    if (!(await store.activateWithCode(user.id, method, hash, recorder('mfa.enabled', user.id))))
+      throw new SvcError(invalid);
     return { enabled: true, method };
   }
 
@@ -346,7 +353,8 @@ export function createMfaService(deps: MfaServiceDeps) {
         keep: 'security',
       });
       if (!fresh) throw invalid();
-      if (!(await store.activateTotp(user.id, config.totpSecret, step))) throw invalid();
+      if (!(await store.activateTotp(user.id, config.totpSecret, step, recorder('mfa.enabled', user.id))))
+        throw invalid();
       return { enabled: true, method: 'totp' };
     },
 
@@ -373,7 +381,7 @@ export function createMfaService(deps: MfaServiceDeps) {
     /** SPEC "MFA enrolment": active → none with the correct password (also drops a pending setup). */
     async disable(user: AuthUser, password: string): Promise<MfaStatus> {
       await checkPassword(user.id, password);
-      await store.deleteConfig(user.id);
+      await store.deleteConfig(user.id, recorder('mfa.disabled', user.id));
       return { enabled: false, method: null };
     },
 
@@ -387,7 +395,7 @@ export function createMfaService(deps: MfaServiceDeps) {
       if (!isUuid(userId) || !(await store.user(userId))) {
         throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
       }
-      await store.deleteConfig(userId);
+      await store.deleteConfig(userId, recorder('mfa.disabled', userId));
       log.info('MFA reset by an administrator', { user_id: userId, by: actorId });
     },
 

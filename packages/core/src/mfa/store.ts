@@ -1,5 +1,5 @@
 import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import { prepareNamed } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import type { AuthUser } from '../kernel/ports.js';
@@ -23,10 +23,27 @@ export interface PendingEnrolment {
 }
 
 /** Every query on the MFA tables (and the reads MFA needs of the core user table). */
+/** SPEC-3 §3: writes `mfa.enabled` / `mfa.disabled` with `method` in the change's transaction. */
+export type MfaRecord = (tx: Orm, method: string) => Promise<void>;
+
 export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreTables, 'user'>) {
   const { mfaConfig: c, mfaPending: p } = tables;
   const u = core.user;
   const orm = db.orm;
+
+  /** Runs `change` (one statement returning the changed rows), with `record` in its transaction when given. */
+  async function withRecord(
+    change: (tx: Orm) => PromiseLike<unknown[]>,
+    record: MfaRecord | undefined,
+    method: string,
+  ): Promise<boolean> {
+    if (!record) return (await change(orm)).length === 1;
+    return db.transaction(async (tx) => {
+      const done = (await change(tx)).length === 1;
+      if (done) await record(tx, method);
+      return done;
+    });
+  }
   // Read by every login (is MFA active?): built once and, on PostgreSQL, a named prepared statement that the
   // server parses and plans once per connection (docs/performance.md "PostgreSQL round trips").
   const configStatement = prepareNamed(
@@ -83,21 +100,22 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
     },
 
     /** Activates a pending TOTP enrolment with the step of the confirm code (it counts as used). */
-    async activateTotp(userId: string, secret: string, step: number): Promise<boolean> {
-      const rows = await orm
-        .update(c)
-        .set({ isActive: true, lastTotpStep: step })
-        .where(
-          and(
-            eq(c.userId, userId),
-            eq(c.method, 'totp'),
-            eq(c.isActive, false),
-            eq(c.totpSecret, secret),
-            or(isNull(c.lastTotpStep), lt(c.lastTotpStep, step)),
-          ),
-        )
-        .returning({ userId: c.userId });
-      return rows.length === 1;
+    async activateTotp(userId: string, secret: string, step: number, record?: MfaRecord): Promise<boolean> {
+      const activate = (tx: Orm) =>
+        tx
+          .update(c)
+          .set({ isActive: true, lastTotpStep: step })
+          .where(
+            and(
+              eq(c.userId, userId),
+              eq(c.method, 'totp'),
+              eq(c.isActive, false),
+              eq(c.totpSecret, secret),
+              or(isNull(c.lastTotpStep), lt(c.lastTotpStep, step)),
+            ),
+          )
+          .returning({ userId: c.userId });
+      return withRecord(activate, record, 'totp');
     },
 
     /** Counts one confirm attempt of a pending email/SMS code; the new count, or null when none may be made. */
@@ -123,20 +141,26 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
     },
 
     /** Activates a pending email/SMS enrolment whose code hash is still the one checked. */
-    async activateWithCode(userId: string, method: MfaMethod, codeHash: string): Promise<boolean> {
-      const rows = await orm
-        .update(c)
-        .set({ isActive: true, pendingCodeHash: null, pendingCodeExpiresAt: null, pendingAttempts: 0 })
-        .where(
-          and(
-            eq(c.userId, userId),
-            eq(c.method, method),
-            eq(c.isActive, false),
-            eq(c.pendingCodeHash, codeHash),
-          ),
-        )
-        .returning({ userId: c.userId });
-      return rows.length === 1;
+    async activateWithCode(
+      userId: string,
+      method: MfaMethod,
+      codeHash: string,
+      record?: MfaRecord,
+    ): Promise<boolean> {
+      const activate = (tx: Orm) =>
+        tx
+          .update(c)
+          .set({ isActive: true, pendingCodeHash: null, pendingCodeExpiresAt: null, pendingAttempts: 0 })
+          .where(
+            and(
+              eq(c.userId, userId),
+              eq(c.method, method),
+              eq(c.isActive, false),
+              eq(c.pendingCodeHash, codeHash),
+            ),
+          )
+          .returning({ userId: c.userId });
+      return withRecord(activate, record, method);
     },
 
     /** Forgets a pending enrolment code (exhausted attempts). */
@@ -179,10 +203,18 @@ export function createMfaStore(db: Database, tables: MfaTables, core: Pick<CoreT
     },
 
     /** Removes the configuration and the user's pending challenges. */
-    async deleteConfig(userId: string): Promise<boolean> {
-      const rows = await orm.delete(c).where(eq(c.userId, userId)).returning({ userId: c.userId });
-      await orm.delete(p).where(eq(p.userId, userId)).returning({ id: p.id });
-      return rows.length === 1;
+    /** `record` runs with the deletion of an active configuration, in its transaction (`mfa.disabled`). */
+    async deleteConfig(userId: string, record?: MfaRecord): Promise<boolean> {
+      const remove = async (tx: Orm) => {
+        const rows = await tx
+          .delete(c)
+          .where(eq(c.userId, userId))
+          .returning({ userId: c.userId, method: c.method, isActive: c.isActive });
+        await tx.delete(p).where(eq(p.userId, userId)).returning({ id: p.id });
+        if (rows[0]?.isActive && record) await record(tx, rows[0].method);
+        return rows.length === 1;
+      };
+      return record ? db.transaction(remove) : remove(orm);
     },
 
     async createChallenge(row: typeof p.$inferInsert): Promise<void> {

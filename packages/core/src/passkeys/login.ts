@@ -163,7 +163,7 @@ export function createPasskeyLogin(deps: PasskeyLoginDeps) {
         settled = true;
         // Issues the pair, resets the failed-login counter, emits `login`; refused when the user was
         // deactivated meanwhile (its own code is the MFA route's: this route answers its uniform 401).
-        return await guard.completeLogin(user, undefined, admission).catch((error: unknown) => {
+        return await guard.completeLogin(user, undefined, admission, 'passkey').catch((error: unknown) => {
           throw error instanceof SvcError && error.code === 'mfa.challenge_not_found' ? invalid() : error;
         });
       } finally {

@@ -16,7 +16,12 @@ export const rbacModule = defineModule({
   setup({ settings, authDb, log, ports, coreTables }) {
     const store = createRbacStore(authDb, coreTables);
     // The sink is looked up at emit time: the events module (set up later) replaces the kernel's no-op.
-    const service = createRbacService({ store, events: () => ports.get('events'), log });
+    const service = createRbacService({
+      store,
+      events: () => ports.get('events'),
+      webhooks: () => ports.get('webhooks'),
+      log,
+    });
     // Provided unconditionally: auth's fallback (in its onStartup, after every setup) then stays unused.
     ports.provide('permissions', { effectivePermissions: (userId) => store.effectivePermissions(userId) });
     const router = createRbacRouter(service, {

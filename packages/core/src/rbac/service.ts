@@ -4,7 +4,7 @@ import { isCanonicalUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { Router } from '../kernel/router.js';
 import type { CompiledRoute } from '../kernel/routes.js';
-import type { EventSink } from '../kernel/ports.js';
+import type { EventSink, WebhookOutbox } from '../kernel/ports.js';
 import {
   CODENAME_MAX_LENGTH,
   DESCRIPTION_MAX_LENGTH,
@@ -14,12 +14,14 @@ import {
   permissionLabelKey,
 } from './constants.js';
 import type { GroupOut, PermissionOut } from './schemas.js';
-import type { GroupRow, PermissionRow, RbacStore } from './store.js';
+import type { GroupRow, PermissionRow, PermissionsRecord, RbacStore } from './store.js';
 
 export interface RbacServiceDeps {
   store: RbacStore;
   /** Read at emit time: the events module (or a test probe) provides the sink after rbac's setup. */
   events: () => EventSink;
+  /** The webhook outbox (SPEC-3 §3); absent: no webhook events. */
+  webhooks?: () => WebhookOutbox;
   log: Logger;
 }
 
@@ -74,7 +76,16 @@ function notFound(loc: string): SvcError {
 }
 
 /** The rules of permissions, groups and their links to users (SPEC "Permissions and groups"). */
-export function createRbacService({ store, events, log }: RbacServiceDeps) {
+export function createRbacService({ store, events, webhooks, log }: RbacServiceDeps) {
+  /** SPEC-3 §3: `permissions.changed` for each user, written in the change's transaction. */
+  function recorder(): PermissionsRecord | undefined {
+    const outbox = webhooks?.();
+    if (!outbox?.enabled) return undefined;
+    return async (tx, userIds) => {
+      for (const userId of new Set(userIds)) await outbox.record(tx, 'permissions.changed', { userId });
+    };
+  }
+
   /** SPEC "Permissions and groups": every change of a user's permissions emits `user_permissions_changed`. */
   function notify(userIds: Iterable<string>): void {
     for (const userId of new Set(userIds)) {
@@ -141,14 +152,14 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
       input: { name?: string; description?: string; permissionIds?: number[] },
       t: Translate,
     ): Promise<GroupOut> {
-      const members = await store.updateGroup(id, input);
+      const members = await store.updateGroup(id, input, recorder());
       if (!members) throw notFound('group_id');
       notify(members);
       return groupOut((await store.getGroup(id))!, t);
     },
 
     async deleteGroup(id: number): Promise<void> {
-      const members = await store.deleteGroup(id);
+      const members = await store.deleteGroup(id, recorder());
       if (!members) throw notFound('group_id');
       notify(members);
     },
@@ -160,7 +171,7 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
 
     async setGroupsOfUser(userId: string, groupIds: number[], t: Translate): Promise<GroupOut[]> {
       await assertUser(userId);
-      await store.setGroupsOfUser(userId, groupIds);
+      await store.setGroupsOfUser(userId, groupIds, recorder());
       notify([userId]);
       return (await store.groupsOfUser(userId)).map((g) => groupOut(g, t));
     },
@@ -176,7 +187,7 @@ export function createRbacService({ store, events, log }: RbacServiceDeps) {
       t: Translate,
     ): Promise<PermissionOut[]> {
       await assertUser(userId);
-      await store.setDirectPermissionsOfUser(userId, permissionIds);
+      await store.setDirectPermissionsOfUser(userId, permissionIds, recorder());
       notify([userId]);
       return (await store.directPermissionsOfUser(userId)).map((p) => permissionOut(p, t));
     },

@@ -17,6 +17,9 @@ export interface GroupRow {
 }
 
 /** Every query on the permission, group and link tables; no SQL elsewhere in rbac. */
+/** SPEC-3 §3: writes `permissions.changed` for these users in the change's transaction (the webhook outbox). */
+export type PermissionsRecord = (tx: Orm, userIds: string[]) => Promise<void>;
+
 export function createRbacStore(db: Database, tables: CoreTables) {
   const { user, group, permission, groupPermission, userGroup, userPermission } = tables;
   const orm = db.orm;
@@ -150,6 +153,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     updateGroup(
       id: number,
       values: { name?: string; description?: string; permissionIds?: number[] },
+      record?: PermissionsRecord,
     ): Promise<string[] | undefined> {
       return db.transaction(async (tx) => {
         const fields = Object.fromEntries(
@@ -170,15 +174,18 @@ export function createRbacStore(db: Database, tables: CoreTables) {
               .values(values.permissionIds.map((permissionId) => ({ groupId: id, permissionId })));
           }
         }
-        return membersOf(id, tx);
+        const members = await membersOf(id, tx);
+        if (values.permissionIds && record) await record(tx, members);
+        return members;
       });
     },
 
     /** Deletes a group; returns its former members, or undefined when it did not exist. */
-    deleteGroup(id: number): Promise<string[] | undefined> {
+    deleteGroup(id: number, record?: PermissionsRecord): Promise<string[] | undefined> {
       return db.transaction(async (tx) => {
         const members = await membersOf(id, tx);
         const rows = await tx.delete(group).where(eq(group.id, id)).returning({ id: group.id });
+        if (rows.length > 0 && record) await record(tx, members);
         return rows.length > 0 ? members : undefined;
       });
     },
@@ -256,11 +263,12 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     },
 
     /** Replaces the user's groups in one transaction (a dangling id rolls everything back). */
-    setGroupsOfUser(userId: string, groupIds: number[]): Promise<void> {
+    setGroupsOfUser(userId: string, groupIds: number[], record?: PermissionsRecord): Promise<void> {
       return db.transaction(async (tx) => {
         await tx.delete(userGroup).where(eq(userGroup.userId, userId));
         if (groupIds.length > 0)
           await tx.insert(userGroup).values(groupIds.map((groupId) => ({ userId, groupId })));
+        await record?.(tx, [userId]);
       });
     },
 
@@ -274,7 +282,11 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     },
 
     /** Replaces the user's direct permissions in one transaction. */
-    setDirectPermissionsOfUser(userId: string, permissionIds: number[]): Promise<void> {
+    setDirectPermissionsOfUser(
+      userId: string,
+      permissionIds: number[],
+      record?: PermissionsRecord,
+    ): Promise<void> {
       return db.transaction(async (tx) => {
         await tx.delete(userPermission).where(eq(userPermission.userId, userId));
         if (permissionIds.length > 0) {
@@ -282,6 +294,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
             .insert(userPermission)
             .values(permissionIds.map((permissionId) => ({ userId, permissionId })));
         }
+        await record?.(tx, [userId]);
       });
     },
 

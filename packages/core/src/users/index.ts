@@ -21,6 +21,7 @@ export const usersModule = defineModule({
       hashPassword: (password) => ports.get('loginGuard').hashPassword(password),
       tokens: () => ports.get('tokens'),
       events: () => ports.get('events'),
+      webhooks: () => ports.get('webhooks'),
       accounts: () => ports.find('accounts'),
       organizations: () => ports.find('organizations'),
       now: () => new Date(),

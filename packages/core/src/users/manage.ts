@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import {
   checkUsername,
@@ -9,7 +9,8 @@ import {
   usernameLookupKeys,
 } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
-import type { AccountChange } from '../kernel/ports.js';
+import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
+import { toUserOut } from '../kernel/user-out.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
 
 /** What `svc users create` stores (the password already checked by the caller). */
@@ -65,6 +66,11 @@ export interface UserManagerDeps {
    * `endLinks`). `svc users update` always gives it; without it no link is ended.
    */
   endLinks?(userId: string, change: AccountChange): Promise<void>;
+  /**
+   * The webhook outbox (SPEC-3 §3: a change by any command emits its event, in the change's transaction);
+   * `svc users` gives it while `webhooks_enabled`. Without it no event is recorded.
+   */
+  webhooks?: WebhookOutbox;
 }
 
 /**
@@ -112,20 +118,27 @@ export function createUserManager(deps: UserManagerDeps) {
       const email = normaliseEmail(input.email);
       if (email) await assertEmailFree(email);
       const passwordHash = await deps.hashPassword(input.password);
-      const [row] = await db.orm
-        .insert(user)
-        .values({
-          username,
-          email,
-          firstName: input.firstName ?? '',
-          lastName: input.lastName ?? '',
-          passwordHash,
-          isActive: input.isActive ?? true,
-          isStaff: input.isStaff ?? false,
-          isSuperuser: input.isSuperuser ?? false,
-        })
-        .returning();
-      return row!;
+      const insert = (tx: Orm) =>
+        tx
+          .insert(user)
+          .values({
+            username,
+            email,
+            firstName: input.firstName ?? '',
+            lastName: input.lastName ?? '',
+            passwordHash,
+            isActive: input.isActive ?? true,
+            isStaff: input.isStaff ?? false,
+            isSuperuser: input.isSuperuser ?? false,
+          })
+          .returning();
+      const webhooks = deps.webhooks;
+      if (!webhooks?.enabled) return (await insert(db.orm))[0]!;
+      return db.transaction(async (tx) => {
+        const [row] = await insert(tx);
+        await webhooks.record(tx, 'user.created', toUserOut(row!));
+        return row!;
+      });
     },
 
     /** Applies `input`; returns the names of the fields that changed (empty: nothing to do). */
@@ -168,8 +181,18 @@ export function createUserManager(deps: UserManagerDeps) {
         ) {
           throw lastSuperuser(username);
         }
-        await tx.update(user).set(changes).where(eq(user.id, current.id));
+        const [row] = await tx.update(user).set(changes).where(eq(user.id, current.id)).returning();
         if (endLogins) await tx.delete(refreshToken).where(eq(refreshToken.userId, current.id));
+        // SPEC-3 §3: profile fields, flags or email emit `user.updated`; a password only `user.password_changed`.
+        if (deps.webhooks?.enabled && row) {
+          if (changed.some((field) => field !== 'password'))
+            await deps.webhooks.record(tx, 'user.updated', toUserOut(row));
+          if (input.password !== undefined)
+            await deps.webhooks.record(tx, 'user.password_changed', {
+              userId: row.id,
+              username: row.username,
+            });
+        }
       });
       // SPEC-3 §7 rule 4: the links sent before the change end with it.
       if (changes.email !== undefined) await deps.endLinks?.(current.id, 'email_changed');
@@ -183,7 +206,13 @@ export function createUserManager(deps: UserManagerDeps) {
       const rows = found
         ? await db.transaction(async (tx) => {
             if (await isLastActiveSuperuser(tx, db.dialect, user, found.id)) throw lastSuperuser(username);
-            return tx.delete(user).where(eq(user.id, found.id)).returning({ id: user.id });
+            const deleted = await tx
+              .delete(user)
+              .where(eq(user.id, found.id))
+              .returning({ id: user.id, username: user.username });
+            if (deleted[0] && deps.webhooks?.enabled)
+              await deps.webhooks.record(tx, 'user.deleted', deleted[0]);
+            return deleted;
           })
         : [];
       if (rows.length === 0)

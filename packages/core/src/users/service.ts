@@ -2,12 +2,14 @@ import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
+import type { Orm } from '../kernel/db/database.js';
 import type {
   EventSink,
   TokenRevoker,
   UserChange,
   AccountLinks,
   OrganizationAccess,
+  WebhookOutbox,
 } from '../kernel/ports.js';
 import { isCanonicalUuid, normaliseEmail } from '../kernel/identity.js';
 import { DEFAULT_USER_ORDER } from './constants.js';
@@ -29,12 +31,17 @@ export interface UserServiceDeps {
   hashPassword(password: string): Promise<string>;
   tokens(): TokenRevoker;
   events(): EventSink;
+  /** The webhook outbox (SPEC-3 §3), written in the transaction of each change. */
+  webhooks(): WebhookOutbox;
   /** Account links, when the accounts module is there (a changed email gets a verification link). */
   accounts(): AccountLinks | undefined;
   /** Organizations, when there: deleting an account checks the last-owner rule (SPEC-3 §2). */
   organizations?(): OrganizationAccess | undefined;
   now: () => Date;
 }
+
+/** The fields whose change is a `user.updated` (SPEC-3 §3: profile fields, flags, email). */
+const PROFILE_FIELDS = ['email', 'firstName', 'lastName', 'isStaff', 'isActive', 'isSuperuser'] as const;
 
 /** The acting superuser (null with `global_noauth`). */
 export type Actor = { id: string } | null;
@@ -71,7 +78,14 @@ export function createUserService(deps: UserServiceDeps) {
   async function deleteAccount(userId: string, loc: (string | number)[]): Promise<boolean> {
     // SPEC-3 §2: not while the user is the only owner of an organization that has other members.
     await deps.organizations?.()?.assertUserRemovable(userId, loc);
-    const outcome = await store.delete(userId);
+    const webhooks = deps.webhooks();
+    // SPEC-3 §3: `user.deleted` is stored in the deletion's transaction.
+    const outcome = await store.delete(
+      userId,
+      webhooks.enabled
+        ? (tx, row) => webhooks.record(tx, 'user.deleted', { id: row.id, username: row.username })
+        : undefined,
+    );
     if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc });
     if ('notFound' in outcome) return false;
     deps.events().userChanged(userId, 'deleted');
@@ -143,9 +157,27 @@ export function createUserService(deps: UserServiceDeps) {
         changes.lockedUntil = null;
       }
 
+      // SPEC-3 §3: a change of profile fields, flags or email emits `user.updated`; a password change only
+      // `user.password_changed`; both stored in the update's transaction.
+      const profileChanged = PROFILE_FIELDS.some(
+        (field) => changes[field] !== undefined && changes[field] !== current[field],
+      );
+      const webhooks = deps.webhooks();
+      const record =
+        webhooks.enabled && (profileChanged || changes.passwordHash !== undefined)
+          ? async (tx: Orm, row: StoredUser) => {
+              if (profileChanged) await webhooks.record(tx, 'user.updated', toUserOut(row));
+              if (changes.passwordHash !== undefined) {
+                await webhooks.record(tx, 'user.password_changed', {
+                  userId: row.id,
+                  username: row.username,
+                });
+              }
+            }
+          : undefined;
       let outcome: GuardedOutcome<StoredUser>;
       try {
-        outcome = await store.update(current.id, changes);
+        outcome = await store.update(current.id, changes, record);
       } catch (error) {
         // Two admins racing for one address: the unique index answers, reported like the check above.
         if (changes.email && mapDatabaseError(error)?.code === 'db.conflict') {

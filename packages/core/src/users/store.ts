@@ -262,16 +262,26 @@ export function createUserStore(
       return row !== undefined;
     },
 
-    /** Applies `changes`, unless they demote or deactivate the last active superuser. */
-    async update(id: string, changes: UserChanges): Promise<GuardedOutcome<StoredUser>> {
+    /**
+     * Applies `changes`, unless they demote or deactivate the last active superuser. `record` runs in the
+     * update's transaction with the updated row (SPEC-3 §3: the webhook outbox).
+     */
+    async update(
+      id: string,
+      changes: UserChanges,
+      record?: (tx: Orm, row: StoredUser) => Promise<void>,
+    ): Promise<GuardedOutcome<StoredUser>> {
       const found = (row: StoredUser | undefined) => (row ? { done: row } : { notFound: true as const });
       if (Object.keys(changes).length === 0) return found(await this.findById(id));
-      if (!removesSuperuserPower(changes)) {
+      if (!removesSuperuserPower(changes) && !record) {
         return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
       }
       return db.transaction(async (tx) => {
-        if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };
-        return found((await tx.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
+        if (removesSuperuserPower(changes) && (await isLastActiveSuperuser(tx, db.dialect, user, id)))
+          return { lastSuperuser: true as const };
+        const row = (await tx.update(user).set(changes).where(eq(user.id, id)).returning())[0];
+        if (row && record) await record(tx, row);
+        return found(row);
       });
     },
 
@@ -279,10 +289,17 @@ export function createUserStore(
      * Deletes the user, unless it is the last active superuser; groups, permissions, settings, MFA data and
      * refresh records go with it (FK cascades).
      */
-    async delete(id: string): Promise<GuardedOutcome<true>> {
+    async delete(
+      id: string,
+      record?: (tx: Orm, row: { id: string; username: string }) => Promise<void>,
+    ): Promise<GuardedOutcome<true>> {
       return db.transaction(async (tx) => {
         if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };
-        const rows = await tx.delete(user).where(eq(user.id, id)).returning({ id: user.id });
+        const rows = await tx
+          .delete(user)
+          .where(eq(user.id, id))
+          .returning({ id: user.id, username: user.username });
+        if (rows[0] && record) await record(tx, rows[0]);
         return rows.length > 0 ? { done: true as const } : { notFound: true as const };
       });
     },

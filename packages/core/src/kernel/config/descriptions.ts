@@ -286,4 +286,18 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning:
       'Origins that redirect_to of a social login may name besides relative paths (comma-separated); the origin of public_url is always allowed',
   },
+  // SPEC-3 §3 Webhooks
+  webhooks_enabled: {
+    meaning: 'Mount the webhook routes (/admin/webhooks) and run delivery in every process',
+  },
+  webhook_retry_schedule: {
+    meaning:
+      'Seconds to wait before each retry after a failed webhook attempt; the attempts stop after the last (1 + N attempts for N waits)',
+    constraint: 'comma-separated whole seconds',
+  },
+  webhook_timeout_seconds: { meaning: 'Time limit of one webhook attempt, seconds', constraint: '1 to 60' },
+  webhooks_allow_private_targets: {
+    meaning:
+      'Allow webhook URLs whose host is or resolves to a loopback, private, link-local or unique-local address, and http:// URLs (development and tests only)',
+  },
 };

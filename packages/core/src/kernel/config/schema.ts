@@ -192,6 +192,15 @@ const KnownSettingsSchema = z.object({
   oauth_link_policy: z.enum(['verified_email', 'explicit']).default('verified_email'),
   oauth_registration_enabled: bool.default(false),
   oauth_allowed_redirect_origins: list,
+  // SPEC-3 §3 Webhooks
+  webhooks_enabled: bool.default(false),
+  webhook_retry_schedule: str
+    .default('5,300,1800,7200,18000,36000,36000')
+    .refine((v) => v.trim() === '' || v.split(',').every((s) => /^\s*\d+\s*$/.test(s)), {
+      message: 'comma-separated whole seconds (empty: no retry)',
+    }),
+  webhook_timeout_seconds: int(1, 60).default(10),
+  webhooks_allow_private_targets: bool.default(false),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */

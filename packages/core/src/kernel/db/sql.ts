@@ -51,3 +51,13 @@ export function forUpdate<T>(dialect: Dialect, query: PromiseLike<T>): PromiseLi
   // PostgreSQL select, which has it (define-table.ts `sameShape` says why no type can be both).
   return sameShape<{ for(strength: 'update'): PromiseLike<T> }>(query).for('update');
 }
+
+/**
+ * Rows of a hand-written statement run inside a transaction `tx` (SPEC-3 §3: a change and its webhook event in
+ * one transaction): SQLite's builder runs it with `all`, PostgreSQL's transaction with `execute` (the builders'
+ * one type is SQLite's, define-table.ts `sameShape` says why).
+ */
+export async function allIn<T>(tx: unknown, dialect: Dialect, query: SQL): Promise<T[]> {
+  if (dialect === 'pg') return [...(await sameShape<{ execute(q: SQL): Promise<T[]> }>(tx).execute(query))];
+  return sameShape<{ all(q: SQL): T[] }>(tx).all(query);
+}

@@ -137,6 +137,12 @@ export const ERROR_CODES = {
   'auth.oauth_code_invalid': { status: 400, loc: ['body', 'code'] },
   'auth.identity_not_found': { status: 404, loc: ['path', 'identity_id'] },
   'auth.last_login_method': { status: 400, loc: ['path', 'identity_id'] },
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': { status: 422, loc: ['body', 'url'] },
+  'webhook.url_forbidden': { status: 422, loc: ['body', 'url'] },
+  'webhook.event_unknown': { status: 422, loc: ['body', 'events'] }, // params.event
+  'webhook.not_found': { status: 404, loc: ['path', 'webhook_id'] },
+  'webhook.delivery_not_found': { status: 404, loc: ['path', 'delivery_id'] },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type CoreErrorCode = keyof typeof ERROR_CODES;

@@ -226,4 +226,10 @@ export const de: Record<string, string> = {
   'auth.identity_not_found': 'Identität nicht gefunden.',
   'auth.last_login_method':
     'Dies ist die letzte Anmeldemöglichkeit des Kontos: Legen Sie zuerst ein Passwort oder einen Passkey an.',
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': 'Die Webhook-URL muss eine absolute https://-URL sein.',
+  'webhook.url_forbidden': 'Die Webhook-URL zeigt auf eine private, Loopback- oder Link-Local-Adresse.',
+  'webhook.event_unknown': 'Unbekannter Ereignistyp: {event}.',
+  'webhook.not_found': 'Webhook nicht gefunden.',
+  'webhook.delivery_not_found': 'Webhook-Zustellung nicht gefunden.',
 };

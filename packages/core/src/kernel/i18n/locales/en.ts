@@ -213,4 +213,10 @@ export const en: Record<string, string> = {
   'auth.identity_not_found': 'Identity not found.',
   'auth.last_login_method':
     'This is the account’s last way to log in: set a password or add a passkey first.',
+  // SPEC-3 §3 Webhooks
+  'webhook.url_invalid': 'The webhook URL must be an absolute https:// URL.',
+  'webhook.url_forbidden': 'The webhook URL points to a private, loopback or link-local address.',
+  'webhook.event_unknown': 'Unknown event type: {event}.',
+  'webhook.not_found': 'Webhook not found.',
+  'webhook.delivery_not_found': 'Webhook delivery not found.',
 };

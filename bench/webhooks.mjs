@@ -1,0 +1,212 @@
+// docs/performance.md "Webhooks": SPEC-3 §3 delivery lag and what webhooks cost a request.
+//
+//   node bench/run.mjs --webhooks [--quick] [--out <file>]     (needs SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL)
+//
+// 1. Lag: two `svc serve` hosts on one fresh PostgreSQL database and Redis, webhooks on, one endpoint (`*`) at a
+//    fast loopback receiver that answers 204 at once. `PATCH /api/admin/user/{id}` (each a `user.updated`) is sent
+//    at RATE a second, alternating hosts, for SECONDS; the lag of an event is its arrival at the receiver minus
+//    its `timestamp` (the change's time). Target: p99 < 2 s at 500 events/s.
+// 2. Ratios: the logged write (`POST /api/notes/:id/archive`, activity log on) and the admin user write
+//    (`PATCH /api/admin/user/{id}`, which records `user.updated` when on) against one server with webhooks on
+//    (one endpoint subscribed to every event) and one with them off, rounds interleaved, medians quoted.
+//    Target: on >= 90% of off. (SPEC-3 names `POST /api/admin/user`; svc creates users by registration,
+//    invitation or the CLI, so the admin user write measured is the PATCH, the route that records an event.)
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from './lib/pg.mjs';
+import { ADMIN, call, createProject, login, seedReader, startServe } from './lib/project.mjs';
+import { fmtInt, fmtMs, fmtPct, median, percentile, sleep, table } from './lib/stats.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+export async function runWebhooks(argv) {
+  const quick = argv.includes('--quick');
+  const outIndex = argv.indexOf('--out');
+  const outFile = outIndex > 0 ? argv[outIndex + 1] : join(HERE, 'results-webhooks.json');
+  const RATE = 500;
+  const SECONDS = quick ? 2 : 10;
+  const PLAN = quick
+    ? { rounds: 1, duration: 1, connections: 10 }
+    : { rounds: 5, duration: 3, connections: 10 };
+  const pgUrl = process.env.SVC_TEST_POSTGRES_URL,
+    redisUrl = process.env.SVC_TEST_REDIS_URL;
+  if (!pgUrl || !redisUrl)
+    throw new Error('the webhook bench needs SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL');
+  const log = (m) => console.error(`[bench webhooks] ${m}`);
+
+  // The receiver: arrival time per event id (first arrival), 204 at once.
+  const arrivals = new Map();
+  const receiver = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      if (!arrivals.has(event.id)) arrivals.set(event.id, at - Date.parse(event.timestamp));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+
+  const database = await pg.create(pgUrl);
+  const project = await createProject({ databaseUrl: database.url });
+  const stops = [];
+  const loader = fork(join(HERE, 'lib', 'load.mjs'), [], { stdio: 'inherit' });
+  const out = {};
+  try {
+    const common = {
+      webhooks_enabled: true,
+      webhooks_allow_private_targets: true,
+      cache_url: redisUrl,
+      cache_prefix: `svcbenchwh:${Date.now()}:`,
+      auth_rate_limit: 0,
+    };
+    // ---------------------------------------------------------------- lag, two hosts
+    const hosts = [await startServe(project.dir, common), await startServe(project.dir, common)];
+    stops.push(...hosts.map((h) => h.stop));
+    const admin = (await login(hosts[0].base, ADMIN)).access_token;
+    await call(hosts[0].base, 'POST', '/api/admin/webhooks', {
+      token: admin,
+      json: { url: receiverUrl, events: ['user.updated'] },
+    });
+    const users = [];
+    for (let i = 0; i < 20; i++) {
+      const u = { username: `bench-wh-${i}`, password: 'bench-webhook-password-1' };
+      users.push((await call(hosts[0].base, 'POST', '/api/auth/register', { json: u })).body.id);
+    }
+    log(`lag: ${RATE} events/s for ${SECONDS} s on two hosts`);
+    const sent = [];
+    const t0 = Date.now();
+    let n = 0;
+    const inFlight = new Set();
+    while (Date.now() - t0 < SECONDS * 1000) {
+      const due = Math.floor(((Date.now() - t0) / 1000) * RATE);
+      while (n < due) {
+        const host = hosts[n % 2];
+        const p = fetch(`${host.base}/api/admin/user/${users[n % users.length]}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ firstName: `n${n}` }),
+        }).then(async (res) => {
+          await res.arrayBuffer();
+          if (res.status === 200) sent.push(n);
+        });
+        inFlight.add(p);
+        p.finally(() => inFlight.delete(p));
+        n++;
+      }
+      await sleep(2);
+    }
+    await Promise.allSettled([...inFlight]);
+    const achieved = sent.length / SECONDS;
+    for (let i = 0; i < 300 && arrivals.size < sent.length; i++) await sleep(100);
+    const lags = [...arrivals.values()];
+    out.lag = {
+      sent: sent.length,
+      ratePerSecond: achieved,
+      delivered: arrivals.size,
+      p50: percentile(lags, 50),
+      p99: percentile(lags, 99),
+      max: Math.max(...lags),
+    };
+    for (const h of hosts) await h.stop();
+    stops.length = 0;
+
+    // ---------------------------------------------------------------- ratios, on and off
+    const on = await startServe(project.dir, { ...common, activity_log_enabled: true });
+    const off = await startServe(project.dir, {
+      ...common,
+      webhooks_enabled: false,
+      activity_log_enabled: true,
+    });
+    stops.push(on.stop, off.stop);
+    const { noteId } = await seedReader(on.base);
+    const reader = (await login(on.base, { username: 'bench-reader', password: 'bench-reader-password-1' }))
+      .access_token;
+    const target = users[0];
+    const ask = (job) =>
+      new Promise((resolve, reject) => {
+        loader.once('message', (m) => (m?.error ? reject(new Error(m.error)) : resolve(m)));
+        loader.send(job);
+      });
+    const jobs = {
+      'write-webhooks-on': {
+        port: on.port,
+        path: `/api/notes/${noteId}/archive`,
+        method: 'POST',
+        tokens: [reader],
+      },
+      'write-webhooks-off': {
+        port: off.port,
+        path: `/api/notes/${noteId}/archive`,
+        method: 'POST',
+        tokens: [reader],
+      },
+      'admin-user-webhooks-on': { port: on.port, path: `/api/admin/user/${target}`, method: 'PATCH' },
+      'admin-user-webhooks-off': { port: off.port, path: `/api/admin/user/${target}`, method: 'PATCH' },
+    };
+    const samples = Object.fromEntries(Object.keys(jobs).map((k) => [k, []]));
+    for (let round = 0; round < PLAN.rounds; round++) {
+      for (const [name, j] of Object.entries(jobs)) {
+        const r = await ask({
+          url: `http://127.0.0.1:${j.port}${j.path}`,
+          method: j.method,
+          connections: PLAN.connections,
+          seconds: PLAN.duration,
+          ...(j.tokens
+            ? { tokens: j.tokens }
+            : {
+                // Alternating names: each PATCH changes the user, so each records a `user.updated` when on.
+                headers: { authorization: `Bearer ${admin}` },
+                contentType: 'application/json',
+                bodies: ['{"firstName":"bench-a"}', '{"firstName":"bench-b"}'],
+              }),
+        });
+        samples[name].push(r.rps);
+      }
+    }
+    out.rows = Object.fromEntries(
+      Object.entries(samples).map(([k, v]) => [k, { rps: median(v), samples: v }]),
+    );
+  } finally {
+    loader.kill();
+    for (const stop of stops) await stop().catch(() => undefined);
+    receiver.close();
+    project.remove();
+    await database.drop().catch(() => undefined);
+  }
+  const ratio = (a, b) => out.rows[a].rps / out.rows[b].rps;
+  const targets = [
+    {
+      text: 'delivery lag p99 < 2 s at 500 events/s (PostgreSQL + Redis, two hosts)',
+      value: fmtMs(out.lag.p99),
+      ok: out.lag.p99 < 2000,
+    },
+    {
+      text: 'logged write, webhooks on >= 90% of off',
+      value: fmtPct(ratio('write-webhooks-on', 'write-webhooks-off')),
+      ok: ratio('write-webhooks-on', 'write-webhooks-off') >= 0.9,
+    },
+    {
+      text: 'PATCH /api/admin/user/{id}, webhooks on >= 90% of off',
+      value: fmtPct(ratio('admin-user-webhooks-on', 'admin-user-webhooks-off')),
+      ok: ratio('admin-user-webhooks-on', 'admin-user-webhooks-off') >= 0.9,
+    },
+  ];
+  console.log(
+    table([
+      ['scenario', 'figure'],
+      ['events sent / s (achieved)', fmtInt(out.lag.ratePerSecond)],
+      ['events delivered / sent', `${fmtInt(out.lag.delivered)} / ${fmtInt(out.lag.sent)}`],
+      ['delivery lag p50', fmtMs(out.lag.p50)],
+      ['delivery lag p99', fmtMs(out.lag.p99)],
+      ...Object.entries(out.rows).map(([k, v]) => [k, `${fmtInt(v.rps)} req/s`]),
+      ...targets.map((t) => [`${t.ok ? 'met' : 'MISSED'}: ${t.text}`, t.value]),
+    ]),
+  );
+  writeFileSync(outFile, JSON.stringify({ ...out, targets, quick }, null, 2) + '\n');
+}

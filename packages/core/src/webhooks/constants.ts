@@ -1,0 +1,61 @@
+import type { WebhookEventType } from '../kernel/ports.js';
+
+/** SPEC-3 §3 "Event types", in the SPEC's order. */
+export const WEBHOOK_EVENT_TYPES = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'user.password_changed',
+  'user.locked',
+  'user.login',
+  'session.revoked',
+  'mfa.enabled',
+  'mfa.disabled',
+  'identity.linked',
+  'identity.unlinked',
+  'permissions.changed',
+  'organization.created',
+  'organization.deleted',
+  'organization.member_added',
+  'organization.member_updated',
+  'organization.member_removed',
+  'webhook.test',
+] as const satisfies readonly WebhookEventType[];
+
+/** Every endpoint subscribed to every event type (SPEC-3 §3: `events: ["*"]`). */
+export const ALL_EVENTS = '*';
+
+/** SPEC-3 §3: a secret is `whsec_` + base64 of 32 random bytes (Standard Webhooks' form). */
+export const SECRET_PREFIX = 'whsec_';
+export const SECRET_BYTES = 32;
+
+/** SPEC-3 §3: after a rotation the previous secret also signs for 24 hours. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+/** SPEC-3 §3: delivered and failed records older than 30 days are purged by the delivery worker. */
+export const PURGE_AFTER_MS = 30 * 24 * 60 * 60 * 1000;
+/** How often a worker purges (each host does; the deletes are idempotent). */
+export const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * How often a worker looks for due deliveries. SPEC-3 §3: a due attempt is made within 10 seconds while a host
+ * runs; half a second keeps the lag of a fresh event under a second (docs/webhooks.md "Delivery").
+ */
+export const POLL_INTERVAL_MS = 500;
+/** Deliveries one worker has in flight at most (a slow receiver never holds more sockets than this). */
+export const MAX_IN_FLIGHT = 64;
+/** Deliveries claimed by one statement at most. */
+export const CLAIM_BATCH = 64;
+/**
+ * A claim holds a delivery for the attempt's time limit plus this margin; a host that dies holding it lets
+ * another host take it once the lease ends (SPEC-3 §3: within 60 seconds of being due).
+ */
+export const LEASE_MARGIN_MS = 5000;
+
+/** SPEC-3 §3 "a response body read at most to a small limit": bytes of a receiver's answer read. */
+export const RESPONSE_BODY_LIMIT = 1024;
+/** Characters of `lastError` kept. */
+export const LAST_ERROR_MAX_LENGTH = 200;
+
+export const URL_MAX_LENGTH = 2048;
+export const DESCRIPTION_MAX_LENGTH = 500;

@@ -1,0 +1,31 @@
+import type { Settings } from '../kernel/config/schema.js';
+import type { Database, Orm } from '../kernel/db/database.js';
+import type { WebhookEvents, WebhookEventType, WebhookOutbox } from '../kernel/ports.js';
+import { createWebhookStore, type WebhookStore } from './store.js';
+import type { WebhookTables } from './tables.js';
+
+/**
+ * The `webhooks` port while `webhooks_enabled` (SPEC-3 §3 "an outbox"): the event is written with the
+ * caller's transaction, so it commits or rolls back with the change it reports; the workers deliver it later.
+ */
+export function createWebhookOutbox(store: WebhookStore, now: () => Date): WebhookOutbox {
+  return {
+    enabled: true,
+    async record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void> {
+      await store.record(tx, type, data, now());
+    },
+  };
+}
+
+/**
+ * The outbox for a process without the app (`svc users`, `svc webhooks`): the same writes on the auth
+ * database, disabled (a no-op) while `webhooks_enabled` is false.
+ */
+export function createStandaloneWebhookOutbox(
+  db: Database,
+  settings: Settings,
+  tables: WebhookTables,
+): WebhookOutbox {
+  if (!settings.webhooks_enabled) return { enabled: false, async record() {} };
+  return createWebhookOutbox(createWebhookStore(db, tables), () => new Date());
+}

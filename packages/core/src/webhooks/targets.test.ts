@@ -1,0 +1,193 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { attemptDelivery } from './attempt.js';
+import { isPrivateAddress } from './target.js';
+
+/**
+ * SPEC-3 §3 "Errors" and the SSRF defence: `https://` only, no loopback, private, link-local or unique-local
+ * target unless `webhooks_allow_private_targets`, checked against every resolved address at creation, at a change
+ * of the URL and at each attempt (the connection only reaches the addresses checked).
+ */
+describe('Webhook targets', () => {
+  it('classes loopback, private, link-local, unique-local and mapped addresses as private, public ones not', () => {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:169.254.169.254',
+    ]) {
+      expect([address, isPrivateAddress(address)]).toEqual([address, true]);
+    }
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect([address, isPrivateAddress(address)]).toEqual([address, false]);
+    }
+  });
+
+  describe('an attempt to a private target while not allowed', () => {
+    let server: Server;
+    let hits = 0;
+    let port = 0;
+    beforeAll(async () => {
+      server = createServer((_req, res) => {
+        hits++;
+        res.end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('never connects: neither to a loopback literal nor to a name that resolves to one', async () => {
+      for (const url of [
+        `https://127.0.0.1:${port}/x`,
+        `https://localhost:${port}/x`,
+        `https://[::1]:${port}/x`,
+      ]) {
+        const outcome = await attemptDelivery({
+          url,
+          body: '{}',
+          headers: {},
+          timeoutMs: 2000,
+          allowPrivate: false,
+        });
+        expect(outcome.statusCode).toBeNull();
+        expect(outcome.error).toMatch(/private address/);
+      }
+      expect(hits).toBe(0);
+      // Allowed (and http://, which only then passes), the same receiver answers.
+      const allowed = await attemptDelivery({
+        url: `http://localhost:${port}/x`,
+        body: '{}',
+        headers: {},
+        timeoutMs: 2000,
+        allowPrivate: true,
+      });
+      expect(allowed.statusCode).toBe(200);
+      expect(hits).toBe(1);
+    });
+  });
+});
+
+describe('an https receiver', () => {
+  // A self-signed certificate for localhost, made by openssl for this test; attempts trust it through `tls.ca`
+  // (createApp's `webhookTls`), as a deployment with a private certificate authority would.
+  let dir: string;
+  let server: ReturnType<typeof createHttpsServer>;
+  let port = 0;
+  let cert = '';
+  const bodies: string[] = [];
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-webhook-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is delivered to over TLS when its certificate is trusted, and refused when it is not', async () => {
+    const attempt = (tls?: { ca: string }) =>
+      attemptDelivery({
+        url: `https://localhost:${port}/hook`,
+        body: '{"id":"tls"}',
+        headers: { 'content-type': 'application/json' },
+        timeoutMs: 5000,
+        allowPrivate: true,
+        ...(tls ? { tls } : {}),
+      });
+    expect(await attempt({ ca: cert })).toEqual({ statusCode: 204, error: null });
+    expect(bodies).toEqual(['{"id":"tls"}']);
+    const untrusted = await attempt();
+    expect(untrusted.statusCode).toBeNull();
+    expect(untrusted.error).toMatch(/self[- ]signed|certificate/i);
+    expect(bodies).toHaveLength(1);
+  });
+});
+
+describeEachDatabase('Webhook targets at creation and change', (database) => {
+  let app: TestApp;
+  let admin: LoggedInClient;
+  beforeAll(async () => {
+    app = await startTestApp({ database, settings: { webhooks_enabled: true } });
+    admin = await app.loginAs(await app.createUser({ username: 'tg_admin', isSuperuser: true }));
+  });
+  afterAll(() => app.close());
+
+  it('refuses http:// as url_invalid, then private targets (literal or resolved) as url_forbidden', async () => {
+    const invalid = await admin.post('/api/admin/webhooks', {
+      url: 'http://example.com/hook',
+      events: ['*'],
+    });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.detail[0]).toMatchObject({ code: 'webhook.url_invalid', loc: ['body', 'url'] });
+    for (const url of [
+      'https://127.0.0.1/hook',
+      'https://localhost/hook',
+      'https://[::1]/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.0.0.8/hook',
+    ]) {
+      const res = await admin.post('/api/admin/webhooks', { url, events: ['*'] });
+      expect([url, res.status, res.body.detail?.[0]?.code]).toEqual([url, 422, 'webhook.url_forbidden']);
+    }
+    const ok = await admin.post('/api/admin/webhooks', { url: 'https://93.184.216.34/hook', events: ['*'] });
+    expect(ok.status).toBe(201);
+    const changed = await admin.patch(`/api/admin/webhooks/${ok.body.data.id}`, {
+      url: 'https://127.0.0.2/x',
+    });
+    expect(changed.status).toBe(422);
+    expect(changed.body.detail[0].code).toBe('webhook.url_forbidden');
+    // Disabled right away: the test leaves no delivery to an outside address behind.
+    await admin.delete(`/api/admin/webhooks/${ok.body.data.id}`);
+  });
+});

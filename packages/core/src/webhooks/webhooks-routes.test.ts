@@ -1,0 +1,196 @@
+import { Webhook } from 'standardwebhooks';
+import { eventually } from '../../../../testing/smtp.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../testing/webhook-receiver.js';
+import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+
+/**
+ * SPEC-3 §3: the admin routes of webhook endpoints, the secret and its rotation, the test event, redelivery,
+ * and signatures as the reference Standard Webhooks implementation (the `standardwebhooks` package) verifies
+ * them.
+ */
+describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (database) => {
+  let app: TestApp;
+  let admin: LoggedInClient;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    app = await startTestApp({
+      database,
+      settings: {
+        webhooks_enabled: true,
+        webhooks_allow_private_targets: true,
+        webhook_retry_schedule: '0',
+        personal_tokens_enabled: true,
+      },
+    });
+    admin = await app.loginAs(await app.createUser({ username: 'wh_admin', isSuperuser: true }));
+  });
+  afterAll(async () => {
+    await app.close();
+    await receiver.close();
+  });
+
+  /** Reads `read()` until `done` holds (the worker settles a delivery after the receiver answered). */
+  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    for (let i = 0; i < 500; i++) {
+      const value = await read();
+      if (done(value)) return value;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('timed out waiting');
+  }
+
+  async function create(path: string, events: string[] = ['*']) {
+    const res = await admin.post('/api/admin/webhooks', {
+      url: receiver.url(path),
+      events,
+      description: path,
+    });
+    expect(res.status).toBe(201);
+    return res.body.data as { id: string; secret: string; url: string; events: string[] };
+  }
+
+  it('creates an endpoint whose secret is shown once, and lists, reads, changes and deletes it', async () => {
+    const created = await create('/crud', ['user.created']);
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(created.secret.slice(6), 'base64')).toHaveLength(32);
+    const list = await admin.get('/api/admin/webhooks');
+    expect(list.status).toBe(200);
+    const listed = (list.body.data as { id: string }[]).find((e) => e.id === created.id);
+    expect(listed).toMatchObject({ url: receiver.url('/crud'), events: ['user.created'], enabled: true });
+    expect(JSON.stringify(list.body)).not.toContain('whsec_');
+    const one = await admin.get(`/api/admin/webhooks/${created.id}`);
+    expect(one.body.data).not.toHaveProperty('secret');
+    const patched = await admin.patch(`/api/admin/webhooks/${created.id}`, {
+      events: ['user.deleted', 'user.login'],
+      enabled: false,
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toMatchObject({ events: ['user.deleted', 'user.login'], enabled: false });
+    expect((await admin.delete(`/api/admin/webhooks/${created.id}`)).status).toBe(204);
+    const gone = await admin.get(`/api/admin/webhooks/${created.id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.detail[0]).toMatchObject({ code: 'webhook.not_found', loc: ['path', 'webhook_id'] });
+  });
+
+  it('refuses a URL that is not absolute https (url_invalid, checked first) and unknown event types', async () => {
+    for (const url of ['/relative', 'ftp://example.com/x', 'not a url', 'https://user:pw@example.com/']) {
+      const res = await admin.post('/api/admin/webhooks', { url, events: ['nope'] });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ code: 'webhook.url_invalid', loc: ['body', 'url'] });
+    }
+    const res = await admin.post('/api/admin/webhooks', {
+      url: 'https://example.com/hook',
+      events: ['user.created', 'user.exploded'],
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({
+      code: 'webhook.event_unknown',
+      loc: ['body', 'events', 1],
+    });
+    const missing = await admin.post(`/api/admin/webhooks/00000000-0000-4000-8000-000000000000/test`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.detail[0].code).toBe('webhook.not_found');
+  });
+
+  it('refuses non-superusers and personal access tokens on every webhook route', async () => {
+    const user = await app.loginAs(await app.createUser({ username: 'wh_plain' }));
+    expect((await user.get('/api/admin/webhooks')).status).toBe(403);
+    const pat = await admin.post('/api/auth/tokens', { name: 'wh', superuser: true });
+    expect(pat.status).toBe(201);
+    const res = await app.as(pat.body.data.token).get('/api/admin/webhooks');
+    expect(res.status).toBe(403);
+    expect(res.body.detail[0].code).toBe('access.token_not_allowed');
+  });
+
+  it('delivers the test event signed as Standard Webhooks specifies, whatever the endpoint subscribes to', async () => {
+    const created = await create('/signed', ['user.deleted']);
+    expect((await admin.post(`/api/admin/webhooks/${created.id}/test`)).status).toBe(202);
+    await eventually(() => receiver.at('/signed').length === 1);
+    const [got] = receiver.at('/signed');
+    expect(got!.headers['content-type']).toBe('application/json');
+    const verified = new Webhook(created.secret).verify(got!.body, {
+      'webhook-id': got!.headers['webhook-id'] as string,
+      'webhook-timestamp': got!.headers['webhook-timestamp'] as string,
+      'webhook-signature': got!.headers['webhook-signature'] as string,
+    });
+    expect(verified).toEqual({
+      id: got!.headers['webhook-id'],
+      type: 'webhook.test',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      data: { webhookId: created.id },
+    });
+    // A wrong secret does not verify.
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got!.body, {
+        'webhook-id': got!.headers['webhook-id'] as string,
+        'webhook-timestamp': got!.headers['webhook-timestamp'] as string,
+        'webhook-signature': got!.headers['webhook-signature'] as string,
+      }),
+    ).toThrow();
+    const deliveries = await until(
+      () => admin.get(`/api/admin/webhooks/${created.id}/deliveries`),
+      (res) => res.body.data.items[0]?.status === 'succeeded',
+    );
+    expect(deliveries.body.data.items[0]).toMatchObject({
+      eventId: got!.headers['webhook-id'],
+      type: 'webhook.test',
+      attempts: 1,
+      lastStatusCode: 204,
+    });
+  });
+
+  it('signs with the new and the previous secret during the rotation overlap (previous listed second)', async () => {
+    const created = await create('/rotated', ['user.deleted']);
+    const rotated = await admin.post(`/api/admin/webhooks/${created.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    const secret = rotated.body.data.secret as string;
+    expect(secret).not.toBe(created.secret);
+    await admin.post(`/api/admin/webhooks/${created.id}/test`);
+    await eventually(() => receiver.at('/rotated').length === 1);
+    const [got] = receiver.at('/rotated');
+    const headers = {
+      'webhook-id': got!.headers['webhook-id'] as string,
+      'webhook-timestamp': got!.headers['webhook-timestamp'] as string,
+      'webhook-signature': got!.headers['webhook-signature'] as string,
+    };
+    const signatures = headers['webhook-signature'].split(' ');
+    expect(signatures).toHaveLength(2);
+    // Each secret verifies the body, and the first signature is the new secret's.
+    new Webhook(secret).verify(got!.body, headers);
+    new Webhook(created.secret).verify(got!.body, headers);
+    new Webhook(secret).verify(got!.body, { ...headers, 'webhook-signature': signatures[0]! });
+  });
+
+  it('redelivers an event with the same webhook-id; the status filter lists by state', async () => {
+    const created = await create('/again', ['user.deleted']);
+    receiver.answer('/again', 500);
+    await admin.post(`/api/admin/webhooks/${created.id}/test`);
+    // Schedule '0': two attempts, both answered 500, then failed.
+    await eventually(() => receiver.at('/again').length === 2);
+    const failed = await until(
+      async () => (await admin.get(`/api/admin/webhooks/${created.id}/deliveries?status=failed`)).body.data,
+      (page: { items: { id: string }[] }) => page.items.length === 1,
+    );
+    expect(failed.items[0]).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      nextAttemptAt: null,
+      lastStatusCode: 500,
+    });
+    receiver.answer('/again', 200);
+    const again = await admin.post(
+      `/api/admin/webhooks/${created.id}/deliveries/${failed.items[0]!.id}/redeliver`,
+    );
+    expect(again.status).toBe(202);
+    await eventually(() => receiver.at('/again').length === 3);
+    const ids = new Set(receiver.at('/again').map((r) => r.headers['webhook-id']));
+    expect(ids.size).toBe(1);
+    const unknown = await admin.post(`/api/admin/webhooks/${created.id}/deliveries/999999/redeliver`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail[0]).toMatchObject({
+      code: 'webhook.delivery_not_found',
+      loc: ['path', 'delivery_id'],
+    });
+  });
+});
