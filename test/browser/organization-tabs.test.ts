@@ -64,14 +64,16 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
 
   const panel = (page: Page) =>
     page.evaluate(() => ({
-      organization: document.getElementById('org-current')!.dataset.organization,
-      heading: document.getElementById('org-current')!.textContent,
-      members: [...document.querySelectorAll('#org-members li')].map((li) => li.textContent),
+      organization: (globalThis as any).document.getElementById('org-current')!.dataset.organization,
+      heading: (globalThis as any).document.getElementById('org-current')!.textContent,
+      members: [...(globalThis as any).document.querySelectorAll('#org-members li')].map(
+        (li: any) => li.textContent,
+      ),
     }));
   const choose = async (page: Page, id: string) => {
     await page.selectOption('#org-select', id);
     await page.waitForFunction(
-      (wanted) => document.getElementById('org-current')!.dataset.organization === wanted,
+      (wanted) => (globalThis as any).document.getElementById('org-current')!.dataset.organization === wanted,
       id,
     );
   };
@@ -84,13 +86,13 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
     await one.fill('#login-form input[name=password]', 'correct-horse-battery');
     await one.click('#login-form button[type=submit]');
     await one.waitForFunction(
-      () => document.getElementById('org-current')!.dataset.organization !== undefined,
+      () => (globalThis as any).document.getElementById('org-current')!.dataset.organization !== undefined,
     );
     // The second tab starts signed in (the pair in localStorage) and picks its own organization.
     const two = await context.newPage();
     await two.goto(`${server.url}/`);
     await two.waitForFunction(
-      () => document.getElementById('org-current')!.dataset.organization !== undefined,
+      () => (globalThis as any).document.getElementById('org-current')!.dataset.organization !== undefined,
     );
     await choose(one, ids.alpha!);
     await choose(two, ids.beta!);
@@ -112,7 +114,7 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
     await Promise.all([one.reload(), two.reload()]);
     for (const page of [one, two])
       await page.waitForFunction(
-        () => document.getElementById('org-current')!.dataset.organization !== undefined,
+        () => (globalThis as any).document.getElementById('org-current')!.dataset.organization !== undefined,
       );
     expect(await panel(one)).toEqual(alpha);
     expect(await panel(two)).toEqual(beta);

@@ -66,11 +66,11 @@ describeEachDatabase('@svc/client organizations', (database) => {
 
     // One request per organization: the same client works in both at once.
     const [inFirst, inSecond] = await Promise.all([
-      ann.fetch('/api/where', { organization: first.id }).then((r) => r.json()),
+      ann.fetch('/api/where', { organization: first.id }).then((r) => r.json() as Promise<any>),
       ann
         .organization(second.id)
         .fetch('/api/where')
-        .then((r) => r.json()),
+        .then((r) => r.json() as Promise<any>),
     ]);
     expect([inFirst.data.slug, inSecond.data.slug]).toEqual(['c-first', 'c-second']);
     const outside = await ben.fetch('/api/where', { organization: second.id });
