@@ -67,7 +67,7 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
       organization: (globalThis as any).document.getElementById('org-current')!.dataset.organization,
       heading: (globalThis as any).document.getElementById('org-current')!.textContent,
       members: [...(globalThis as any).document.querySelectorAll('#org-members li')].map(
-        (li) => li.textContent,
+        (li: any) => li.textContent,
       ),
     }));
   const choose = async (page: Page, id: string) => {

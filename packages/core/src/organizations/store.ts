@@ -357,7 +357,12 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
       const memberTable = getTableName(m);
       const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
       const trigger = `${memberTable}_count`;
-      const recount = `UPDATE ${q(orgTable)} SET member_count = (SELECT count(*) FROM ${q(memberTable)} WHERE organization_id = ${q(orgTable)}.id)`;
+      // One pass over the member table (a correlated count per organization would scan it once per
+      // organization where the planner takes the index for unselective: 10,000 x 100,000 rows).
+      const recount =
+        `UPDATE ${q(orgTable)} SET member_count = 0; ` +
+        `UPDATE ${q(orgTable)} SET member_count = c.n FROM (SELECT organization_id, count(*) AS n ` +
+        `FROM ${q(memberTable)} GROUP BY organization_id) AS c WHERE c.organization_id = ${q(orgTable)}.id`;
       if (db.dialect === 'pg') {
         const fn = q(`${trigger}_fn`);
         await db.exec(
