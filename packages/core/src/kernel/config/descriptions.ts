@@ -256,4 +256,9 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
       'Origins trusted on cookie requests besides the origin of public_url, which always is (comma-separated)',
     constraint: 'scheme://host[:port] each',
   },
+  // SPEC-3 §6 (admin console).
+  admin_console_enabled: {
+    meaning:
+      'Serve the admin console for superusers at `/admin/` (outside `/api`); false: `/admin/` answers 404 (docs/admin-console.md)',
+  },
 };

@@ -177,6 +177,8 @@ const KnownSettingsSchema = z.object({
   csrf_trusted_origins: list.refine((origins) => origins.every((o) => /^https?:\/\/[^\s/?#@]+$/i.test(o)), {
     message: 'origins (scheme://host[:port], no path), comma-separated',
   }),
+  // SPEC-3 §6 (admin console).
+  admin_console_enabled: bool.default(true),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */
