@@ -15,27 +15,34 @@ const FILTERS: { name: string; label: TextKey; type?: string }[] = [
   { name: 'dateFrom', label: 'dateFrom', type: 'date' },
   { name: 'dateTo', label: 'dateTo', type: 'date' },
 ];
-const PAGE_SIZE = 50;
+const PAGE_SIZES = [2, 10, 25, 50, 100, 200];
+const DEFAULT_PAGE_SIZE = 50;
 
 export function ActivityPage() {
   const { query } = useLocation();
   const filters = Object.fromEntries(FILTERS.map((filter) => [filter.name, query.get(filter.name) ?? '']));
   const after = query.get('after') ?? '';
-  const key = JSON.stringify({ filters, after });
+  const pageSize = PAGE_SIZES.includes(Number(query.get('pageSize')))
+    ? Number(query.get('pageSize'))
+    : DEFAULT_PAGE_SIZE;
+  // What the URL keeps besides `after`: the filters and a page size other than the default.
+  const kept = { ...filters, pageSize: pageSize === DEFAULT_PAGE_SIZE ? undefined : pageSize };
+  const key = JSON.stringify({ filters, after, pageSize });
   const list = useLoad(key, (client) =>
     call<Paged<ActivityEntry>>(client, 'GET', '/admin/audit/logs', {
-      query: { ...filters, after, pageSize: PAGE_SIZE },
+      query: { ...filters, after, pageSize },
     }),
   );
 
   const onFilter = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
+    const chosen = Number(form.get('pageSize'));
     navigate(
-      withQuery(
-        '/activity',
-        Object.fromEntries(FILTERS.map((filter) => [filter.name, String(form.get(filter.name) ?? '').trim()])),
-      ),
+      withQuery('/activity', {
+        ...Object.fromEntries(FILTERS.map((filter) => [filter.name, String(form.get(filter.name) ?? '').trim()])),
+        pageSize: chosen === DEFAULT_PAGE_SIZE ? undefined : chosen,
+      }),
     );
   };
   const items = list.data?.items ?? [];
@@ -56,6 +63,16 @@ export function ActivityPage() {
             />
           </label>
         ))}
+        <label>
+          {t('pageSize')}
+          <select name="pageSize" defaultValue={pageSize}>
+            {PAGE_SIZES.map((size) => (
+              <option key={size} value={size}>
+                {size}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit">{t('apply')}</button>
       </form>
       <ErrorMessage message={list.error} />
@@ -92,14 +109,14 @@ export function ActivityPage() {
             <button
               type="button"
               disabled={!after}
-              onClick={() => navigate(withQuery('/activity', filters))}
+              onClick={() => navigate(withQuery('/activity', kept))}
             >
               {t('newest')}
             </button>
             <button
               type="button"
-              disabled={!last || items.length < PAGE_SIZE}
-              onClick={() => last && navigate(withQuery('/activity', { ...filters, after: last.id }))}
+              disabled={!last || items.length < pageSize}
+              onClick={() => last && navigate(withQuery('/activity', { ...kept, after: last.id }))}
             >
               {t('older')}
             </button>
