@@ -54,6 +54,10 @@ const REQUIRED_FILES = {
     'dist/internal.d.ts',
     'dist/testing/index.js',
     'dist/testing/index.d.ts',
+    // SPEC-3 §6: the admin console, built ahead of time (packages/core/console/build.mjs).
+    'dist/console/index.html',
+    'dist/console/console.js',
+    'dist/console/console.css',
   ],
   migrations: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'],
   cli: ['package.json', 'README.md', 'bin/svc.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
