@@ -525,6 +525,12 @@ async function main() {
   const ping = await request(base, 'GET', '/api/open/ping');
   expectStatus('GET /api/open/ping (public)', ping, 200);
 
+  // SPEC-3 §6: the admin console comes with the installed @svc/core, no build step in the project.
+  const consolePage = await request(base, 'GET', '/admin/');
+  expectStatus('GET /admin/ (admin console)', consolePage, 200);
+  if (!String(consolePage.body).includes('/admin/console.js')) fail(`/admin/ page: ${consolePage.body}`);
+  expectStatus('GET /admin/console.js', await request(base, 'GET', '/admin/console.js'), 200);
+
   // @svc/client from its tarball, on Node (docs/client.md): login, the user, a refused login's code.
   const clientCheck = run(
     'node',
@@ -595,6 +601,7 @@ async function main() {
       'GET /api/auth/user',
       'protected route 200/401/403',
       'public route',
+      'admin console at /admin/',
       '@svc/client login and user() on Node',
       'SIGTERM exit 0',
       'tsc on the project (strict, skipLibCheck off)',
