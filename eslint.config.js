@@ -113,6 +113,20 @@ const layers = [
       ],
     }),
   },
+  {
+    // @svc/react (docs/react.md): React and @svc/client only, nothing from the server side or Node.
+    files: ['packages/react/src/**/*.ts'],
+    rules: restrict({
+      paths: [EXPRESS, WS],
+      patterns: [
+        {
+          regex: '^@svc/(core|cli|migrations)(/|$)|^(\\.\\./)+(core|cli|migrations|client)/',
+          message: '@svc/react depends on @svc/client (by its name) and React only',
+        },
+        { regex: '^node:', message: '@svc/react runs in browsers: no Node built-in' },
+      ],
+    }),
+  },
 ].map((layer) => ({ ...layer, ignores: [...(layer.ignores ?? []), ...TEST_FILES] }));
 
 /**

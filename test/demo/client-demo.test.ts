@@ -1,7 +1,8 @@
 // The example frontend (examples/client-demo, docs/client.md): esbuild builds it with @svc/client bundled, tsc
 // accepts its TypeScript, and in Chromium, served by the demo project itself at /app/ (its `staticFiles`, started as
 // `pnpm demo` starts it: init, its notes migration, serve), it logs a TOTP user in through the MFA step against the
-// same origin, shows the settings form from the UI schema and saves a change, and lists live events.
+// same origin with a cookie session (nothing in storage), shows the settings form from the UI schema and saves a
+// change, lists live events, and lets the superuser impersonate a user ("Impersonating frank (end)").
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -94,7 +95,7 @@ if (missing) {
       rmSync(root, { recursive: true, force: true });
     }, 30_000);
 
-    it('logs in through the MFA step, saves a setting from the schema form and lists events', async () => {
+    it('logs in through the MFA step with a cookie session, saves a setting, lists events, impersonates', async () => {
       // The demo admin with TOTP, so that the page's login takes the MFA step.
       const api = createClient(url);
       const { secret } = await enrolTotp(
@@ -139,9 +140,12 @@ if (missing) {
           (globalThis as any).sessionStorage.length,
         ]),
       ).toEqual([0, 0]);
-      const sessionCookie = (await context.cookies()).find((cookie) => cookie.name === 'svc_session')!;
+      // `__Host-svc_session` when the server makes its cookies Secure (SPEC-3 section 5), else `svc_session`.
+      const sessionCookie = (await context.cookies()).find((cookie) =>
+        /^(__Host-)?svc_session$/.test(cookie.name),
+      )!;
       expect(sessionCookie.httpOnly).toBe(true);
-      const cookie = { cookie: `svc_session=${sessionCookie.value}` };
+      const cookie = { cookie: `${sessionCookie.name}=${sessionCookie.value}` };
       let stored: unknown;
       for (let i = 0; i < 100 && stored !== 'dark'; i++) {
         stored = (await api.get('/api/auth/user/settings', { headers: cookie })).body.data.appearance.theme;
