@@ -40,7 +40,8 @@ async function until<T>(read: () => Promise<T>, expected: T | ((value: T) => boo
     await new Promise((done) => setTimeout(done, 100));
     value = await read();
   }
-  if (typeof expected === 'function') expect({ value, matches: matches(value) }).toEqual({ value, matches: true });
+  if (typeof expected === 'function')
+    expect({ value, matches: matches(value) }).toEqual({ value, matches: true });
   else expect(value).toEqual(expected);
 }
 
@@ -160,7 +161,12 @@ describeInChromium('admin console (SPEC-3 §6) in Chromium', () => {
     await create.getByRole('status').filter({ hasText: 'Created carol.' }).waitFor();
     const listed = await api.get('/api/admin/user/?search=carol');
     expect(listed.body.data.items).toEqual([
-      expect.objectContaining({ username: 'carol', email: 'carol@example.com', firstName: 'Carol', isStaff: false }),
+      expect.objectContaining({
+        username: 'carol',
+        email: 'carol@example.com',
+        firstName: 'Carol',
+        isStaff: false,
+      }),
     ]);
 
     // The API's own message for a refusal: the same username again.
@@ -183,7 +189,10 @@ describeInChromium('admin console (SPEC-3 §6) in Chromium', () => {
     await page.getByRole('checkbox', { name: 'Staff' }).check();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await api.get(`/api/admin/user/${id}`)).body.data).toMatchObject({ isStaff: true, isActive: true });
+    expect((await api.get(`/api/admin/user/${id}`)).body.data).toMatchObject({
+      isStaff: true,
+      isActive: true,
+    });
 
     await page.getByRole('button', { name: 'Deactivate' }).click();
     await page.getByRole('button', { name: 'Activate' }).waitFor();
@@ -245,8 +254,9 @@ describeInChromium('admin console (SPEC-3 §6) in Chromium', () => {
       path: string;
     }[];
     expect(older).toHaveLength(2);
-    await until(() => page.locator('tbody tr td code').allTextContents(), (paths) =>
-      JSON.stringify(paths) === JSON.stringify(older.map((entry) => entry.path)),
+    await until(
+      () => page.locator('tbody tr td code').allTextContents(),
+      (paths) => JSON.stringify(paths) === JSON.stringify(older.map((entry) => entry.path)),
     );
     await page.getByRole('button', { name: 'Newest' }).click();
     await page.waitForURL((url) => !url.searchParams.has('after'));

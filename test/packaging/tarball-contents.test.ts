@@ -61,7 +61,11 @@ describe.each(PACKAGES)('the @svc/%s tarball listing', (name) => {
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js']));
     if (name === 'core')
       expect(files).toEqual(
-        expect.arrayContaining(['dist/console/index.html', 'dist/console/console.js', 'dist/console/console.css']),
+        expect.arrayContaining([
+          'dist/console/index.html',
+          'dist/console/console.js',
+          'dist/console/console.css',
+        ]),
       );
     const offending = files.filter(
       (file) =>

@@ -40,7 +40,9 @@ export function ActivityPage() {
     const chosen = Number(form.get('pageSize'));
     navigate(
       withQuery('/activity', {
-        ...Object.fromEntries(FILTERS.map((filter) => [filter.name, String(form.get(filter.name) ?? '').trim()])),
+        ...Object.fromEntries(
+          FILTERS.map((filter) => [filter.name, String(form.get(filter.name) ?? '').trim()]),
+        ),
         pageSize: chosen === DEFAULT_PAGE_SIZE ? undefined : chosen,
       }),
     );
@@ -106,11 +108,7 @@ export function ActivityPage() {
           </table>
           {items.length === 0 && <p>{t('noResults')}</p>}
           <div className="pager">
-            <button
-              type="button"
-              disabled={!after}
-              onClick={() => navigate(withQuery('/activity', kept))}
-            >
+            <button type="button" disabled={!after} onClick={() => navigate(withQuery('/activity', kept))}>
               {t('newest')}
             </button>
             <button

@@ -54,7 +54,8 @@ const en = {
   deactivate: 'Deactivate',
   activate: 'Activate',
   deleteUser: 'Delete user',
-  confirmDelete: 'Delete {name} with their groups, permissions, settings and MFA data? This cannot be undone.',
+  confirmDelete:
+    'Delete {name} with their groups, permissions, settings and MFA data? This cannot be undone.',
   confirmDeleteButton: 'Delete for good',
   deleted: 'Deleted {name}.',
   back: 'Back to the list',

@@ -132,7 +132,8 @@ function Shell() {
 
   let page;
   if (!features) page = <p>{t('loading')}</p>;
-  else if (section === 'users' && path.split('/')[2]) page = <UserPage id={decodeURIComponent(path.split('/')[2]!)} features={features} />;
+  else if (section === 'users' && path.split('/')[2])
+    page = <UserPage id={decodeURIComponent(path.split('/')[2]!)} features={features} />;
   else if (section === 'groups' && features.permissions) page = <GroupsPage />;
   else if (section === 'activity' && features.activity) page = <ActivityPage />;
   else if (section === 'health') page = <HealthPage />;

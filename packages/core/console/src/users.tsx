@@ -60,7 +60,10 @@ export function UsersPage() {
         <button type="submit">{t('apply')}</button>
         <label>
           {t('pageSize')}
-          <select value={pageSize} onChange={(event) => go({ pageSize: Number(event.target.value), page: 1 })}>
+          <select
+            value={pageSize}
+            onChange={(event) => go({ pageSize: Number(event.target.value), page: 1 })}
+          >
             {PAGE_SIZES.map((size) => (
               <option key={size} value={size}>
                 {size}
@@ -112,9 +115,7 @@ export function UsersPage() {
             <button type="button" disabled={page <= 1} onClick={() => go({ page: page - 1 })}>
               {t('previous')}
             </button>
-            <span>
-              {t('pageOf', { page, pages: Math.max(list.data.pages, 1), total: list.data.total })}
-            </span>
+            <span>{t('pageOf', { page, pages: Math.max(list.data.pages, 1), total: list.data.total })}</span>
             <button type="button" disabled={page >= list.data.pages} onClick={() => go({ page: page + 1 })}>
               {t('next')}
             </button>

@@ -15,7 +15,9 @@ import { ADMIN_CONSOLE_CSP, ADMIN_CONSOLE_PATH } from '../admin-console.js';
 export function mountAdminConsole(app: Express, dir: string, log: Logger): void {
   const indexFile = join(dir, 'index.html');
   if (!existsSync(indexFile)) {
-    log.warn(`admin console: ${indexFile} is missing (build the package); ${ADMIN_CONSOLE_PATH}/ answers 404`);
+    log.warn(
+      `admin console: ${indexFile} is missing (build the package); ${ADMIN_CONSOLE_PATH}/ answers 404`,
+    );
     return;
   }
   // Read once: a few hundred bytes that change only with the package.

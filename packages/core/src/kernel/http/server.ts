@@ -390,7 +390,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   mountDocs(app, { ...options.docs, routes, settings });
   // SPEC-3 §6: the admin console at /admin/, before the project's static files (a mount there cannot hide it).
-  if (settings.admin_console_enabled) mountAdminConsole(app, options.adminConsoleDir ?? adminConsoleDir(), log);
+  if (settings.admin_console_enabled)
+    mountAdminConsole(app, options.adminConsoleDir ?? adminConsoleDir(), log);
   // Last: a file never shadows a route, a page or the docs.
   mountStaticFiles(app, options.staticFiles ?? [], log);
   // Browsers ask every origin for /favicon.ico (on /docs, the account pages, a served frontend): svc has no icon
