@@ -112,9 +112,12 @@ describeInChromium('admin console (SPEC-3 §6) in Chromium', () => {
     const other = await consoleContext(suite.browser, suite.origin);
     const tab = await other.context.newPage();
     await tab.goto(`${suite.origin}/admin/`);
-    await tab.getByLabel('Username').fill('plain-bob');
-    await tab.getByLabel('Password').fill('correct-horse-battery');
-    await tab.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard only: the form takes the focus, Tab moves on, Enter submits.
+    await tab.getByLabel('Username').waitFor();
+    await tab.keyboard.type('plain-bob');
+    await tab.keyboard.press('Tab');
+    await tab.keyboard.type('correct-horse-battery');
+    await tab.keyboard.press('Enter');
     await tab.getByRole('alert').filter({ hasText: 'Only superusers' }).waitFor();
     await tab.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await tab.getByRole('link', { name: 'Users' }).count()).toBe(0);

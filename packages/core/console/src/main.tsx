@@ -148,8 +148,9 @@ function Shell() {
         <span className="brand">{t('appName')}</span>
         <nav aria-label={t('mainNavigation')}>
           <ul>
+            {/* Shown once the probes said which pages exist, so the links do not move under the pointer. */}
             {nav
-              .filter((item) => item.shown)
+              .filter((item) => features && item.shown)
               .map((item) => (
                 <li key={item.key}>
                   <Link to={item.to} current={section === item.key}>
