@@ -5,8 +5,10 @@
 // (SQLite) is enough.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createApp } from '../../app/create-app.js';
 import { createSqliteDatabase, startTestApp, type TestApp } from '../../testing/index.js';
 import { ADMIN_CONSOLE_CSP, adminConsoleDir } from '../admin-console.js';
+import { resolveStaticFiles } from '../static-files.js';
 
 describe('admin console at /admin/', () => {
   const database = createSqliteDatabase();
@@ -83,5 +85,21 @@ describe('admin console at /admin/', () => {
       expect(res.body.detail[0].code).toBe('request.not_found');
     }
     expect((await disabled.get('/api/health/')).status).toBe(200);
+  });
+
+  it('refuses to start with a static folder at /admin while the console is on; allows it when it is off', async () => {
+    const settings = { secret_key: 'k'.repeat(40), auth_database_url: '', log_level: 'CRITICAL' } as const;
+    for (const path of ['/admin', '/admin/files']) {
+      const refused = createApp({ settings, staticFiles: [{ path, dir: '.' }] });
+      await expect(refused.init({ env: {} })).rejects.toThrow(/overlaps the admin console/);
+      await refused.close();
+    }
+    const mounts = [{ path: '/admin', dir: '.' }];
+    expect(() => resolveStaticFiles(mounts, { baseDir: '.', apiBase: '/api', adminConsole: true })).toThrow(
+      /admin_console_enabled/,
+    );
+    expect(resolveStaticFiles(mounts, { baseDir: '.', apiBase: '/api', adminConsole: false })).toHaveLength(
+      1,
+    );
   });
 });
