@@ -101,6 +101,9 @@ const LABELS = {
   'forgot-unknown': 'POST /api/auth/password/forgot, unknown address',
   pat: 'GET /api/notes/ with a personal access token',
   'user-nosid': 'GET /api/auth/user, access token without sid (no session check)',
+  // SPEC-3 §5 and §4 (docs/browser-sessions.md, docs/impersonation.md)
+  'user-cookie': 'GET /api/auth/user, the access token in the session cookie (no Authorization)',
+  impersonate: 'POST /api/admin/user/{id}/impersonate (a new session and token each)',
 };
 
 /** Rows whose ratio is read against another row of the same run without being a target. */
@@ -111,6 +114,9 @@ const RELATIVE = {
   'user-nosid': 'user',
   // docs/activity-log.md "Write-behind and activity_log_sync": what writing the entry before answering costs.
   'write-sync': 'write-on',
+  // SPEC-3 §5: the cookie check costs what the bearer check costs (the same query, a cookie read).
+  'user-cookie': 'user',
+  impersonate: 'refresh',
 };
 
 /** `--peer`: who-am-I and password login of svc and Better Auth, each pair in the same interleaved run. */
@@ -232,7 +238,13 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
 
     // The servers start side by side (each is stopped at the end even when another failed to start).
     const started = await Promise.allSettled([
-      startServe(project.dir, { activity_log_enabled: true, personal_tokens_enabled: true }),
+      startServe(project.dir, {
+        activity_log_enabled: true,
+        personal_tokens_enabled: true,
+        // SPEC-3 §4 and §5: the rows user-cookie and impersonate.
+        cookie_sessions_enabled: true,
+        impersonation_enabled: true,
+      }),
       startServe(project.dir, { activity_log_enabled: false }),
       startServe(project.dir, { log_level: 'INFO' }),
       startServe(project.dir, { activity_log_enabled: true, activity_log_sync: true }),
@@ -334,6 +346,17 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         { algorithm: 'HS256' },
       );
 
+    // SPEC-3 §5: the reader's own access token as the browser sends it (public_url is empty: Secure, `__Host-`);
+    // SPEC-3 §4: the demo's admin impersonating the reader, one new session a request.
+    const cookieJob = http(on.port, '/api/auth/user', {
+      headers: { cookie: `__Host-svc_session=${reader.access_token}` },
+    });
+    const impersonator = await login(on.base, ADMIN);
+    const impersonateJob = http(on.port, `/api/admin/user/${claims.sub}/impersonate`, {
+      ...json({ reason: 'bench' }),
+      tokens: [impersonator.access_token],
+    });
+
     const jobs = {
       'express-bare': http(bare.port, '/bare'),
       'express-auth': http(auth.port, '/me', { tokens }),
@@ -356,6 +379,8 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       'forgot-unknown': http(on.port, '/api/auth/password/forgot', json({ email: 'nobody@example.com' })),
       ...(pat ? { pat: http(on.port, '/api/notes/', { tokens: [pat] }) } : {}),
       ...(noSid ? { 'user-nosid': http(on.port, '/api/auth/user', { tokens: [noSid] }) } : {}),
+      'user-cookie': cookieJob,
+      impersonate: impersonateJob,
     };
     if (withPeer) {
       const origin = { origin: better.base };

@@ -64,3 +64,6 @@ export {
   type TableParts,
 } from './kernel/db/define-table.js';
 export { z } from 'zod';
+// SPEC-3 §5 (docs/browser-sessions.md): the cookie answer of a project's own token-issuing route.
+export { issueTokensWith, type IssueTokens } from './kernel/browser-session.js';
+export type { BrowserSessions, IssuedLogin, TokenRouteContext } from './kernel/ports.js';

@@ -103,6 +103,7 @@ describeEachDatabase('Audit routes', (database) => {
       statusCode: 400,
       durationMs: 9,
       description: null,
+      impersonatorId: null,
     });
     expect(paths((await logs('pageSize=2&page=2')).items)).toEqual(['/api/notes/7', '/api/notes']);
   });
@@ -179,6 +180,7 @@ describeEachDatabase('Audit routes', (database) => {
         status_code: 200,
         duration_ms: 2,
         description: null,
+        impersonator_id: null,
       },
     ]);
   });

@@ -48,9 +48,10 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
   /** Rule 3: the user from the bearer token, decoded without a database query; none when invalid. */
   function actorOf(record: RequestRecord): Actor {
     const anonymous: Actor = { userId: null, username: null, isSuperuser: false };
-    // The guard verified this very token (a bearer or the session cookie, SPEC-3 §5) and loaded its user: no
-    // second verification (docs/performance.md: the token's HMAC and jsonwebtoken's decoding again on every
-    // logged write).
+    // `bearerToken`: the bearer, or the session cookie's token when the guard read it (SPEC-3 §5).
+    if (!record.bearerToken) return anonymous;
+    // The guard verified this very token and loaded its user: no second verification (docs/performance.md:
+    // the token's HMAC and jsonwebtoken's decoding again on every logged write).
     if (record.user) {
       return {
         userId: record.user.id,
@@ -59,7 +60,6 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
         impersonatorId: record.user.impersonatorId ?? null,
       };
     }
-    if (!record.bearerToken) return anonymous;
     let claims: ReturnType<Authenticator['peek']> = null;
     try {
       claims = deps.authenticator()?.peek(record.bearerToken) ?? null;

@@ -36,6 +36,7 @@ describeEachDatabase('Activity store batch insert', (database) => {
     statusCode: 200,
     durationMs: i,
     description: `archived ${i} by reader`,
+    impersonatorId: null,
     ...extra,
   });
 
@@ -43,13 +44,16 @@ describeEachDatabase('Activity store batch insert', (database) => {
     await store.insertMany([
       entry(1),
       entry(2, { userId: null, username: null, description: null }),
-      entry(3, { userId: undefined, username: undefined, description: undefined }),
+      entry(3, { userId: undefined, username: undefined, description: undefined, impersonatorId: undefined }),
+      // SPEC-3 §4: the impersonating superuser.
+      entry(4, { impersonatorId: '5a0b6d2e-8f3c-4e21-9d4a-7b6c5d4e3f21' }),
     ]);
     const rows = await db.orm.select().from(table).orderBy(asc(table.id));
     expect(rows.map(({ id: _id, ...rest }) => rest)).toEqual([
       entry(1),
       entry(2, { userId: null, username: null, description: null }),
       entry(3, { userId: null, username: null, description: null }),
+      entry(4, { impersonatorId: '5a0b6d2e-8f3c-4e21-9d4a-7b6c5d4e3f21' }),
     ]);
   });
 

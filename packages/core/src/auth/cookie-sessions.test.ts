@@ -74,6 +74,8 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
         personal_tokens_enabled: true,
         mfa_enabled: true,
         events_broadcast_enabled: true,
+        activity_log_enabled: true,
+        activity_log_sync: true,
         refresh_reuse_grace_seconds: 0,
       },
     });
@@ -214,6 +216,20 @@ describeEachDatabase('Browser sessions (cookies)', (database) => {
     expect(
       (await bearer.patch('/api/auth/user', body, { headers: { Origin: 'https://evil.example' } })).status,
     ).toBe(200);
+  });
+
+  it("records a cookie request's user in the activity log", async () => {
+    const { jar } = await cookieLogin('alice');
+    expect(
+      (await app.patch('/api/auth/user', { lastName: 'Cookie' }, { headers: sameSite(jar) })).status,
+    ).toBe(200);
+    const admin = await app.loginAs(await app.createUser({ username: 'auditor', isSuperuser: true }));
+    const entries = await admin.get(`/api/admin/audit/activity?userId=${alice.id}&method=PATCH`);
+    expect(entries.body.data[0]).toMatchObject({
+      userId: alice.id,
+      username: 'alice',
+      path: '/api/auth/user',
+    });
   });
 
   it('refreshes with the refresh cookie: rotation, new cookies, {user}; CSRF required; reuse refused', async () => {

@@ -314,7 +314,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       status: res.statusCode,
       durationMs: Math.round(durationMs),
       timestamp: new Date(Date.now() - durationMs),
-      bearerToken: bearerToken(req.headers.authorization),
+      // SPEC-3 §5: a cookie request's token is its session cookie's (the activity log's actor).
+      bearerToken: bearerToken(req.headers.authorization) ?? res.locals.cookieToken ?? null,
       logAs: res.locals.logAs,
       params: res.locals.params,
       description: res.locals.description,
@@ -419,11 +420,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     res.locals.logAs = opts.logAs;
     res.locals.params = { ...req.params };
     const clientIp = clientAddress(req);
+    const cookie = sessionCookieOf(req, settings);
+    res.locals.cookieToken = cookie?.token;
     const user = await guard({
       requirements: compiled.requirements,
       authorization: req.headers.authorization,
       // SPEC-3 §5: the session cookie counts only without an Authorization header (a bearer header wins).
-      cookie: sessionCookieOf(req, settings),
+      cookie,
       localDirect: isLocalDirect(req),
       clientIp,
       settings,
