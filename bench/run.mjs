@@ -49,6 +49,12 @@ if (process.argv.includes('--webhooks')) {
   await (await import('./webhooks.mjs')).runWebhooks(process.argv.slice(2));
   process.exit();
 }
+// SPEC-3 §6: `--console`: only the admin console's size, gzipped, against its 150 KB budget (bench/console-size.mjs,
+// docs/admin-console.md "Size"), its figures in bench/results-console.json.
+if (process.argv.includes('--console')) {
+  await (await import('./console-size.mjs')).runConsoleSize();
+  process.exit();
+}
 const quick = process.argv.includes('--quick');
 /** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
 const data = process.argv.includes('--data');

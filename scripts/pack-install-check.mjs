@@ -54,6 +54,10 @@ const REQUIRED_FILES = {
     'dist/internal.d.ts',
     'dist/testing/index.js',
     'dist/testing/index.d.ts',
+    // SPEC-3 §6: the admin console, built ahead of time (packages/core/console/build.mjs).
+    'dist/console/index.html',
+    'dist/console/console.js',
+    'dist/console/console.css',
   ],
   migrations: ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'],
   cli: ['package.json', 'README.md', 'bin/svc.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts'],
@@ -521,6 +525,12 @@ async function main() {
   const ping = await request(base, 'GET', '/api/open/ping');
   expectStatus('GET /api/open/ping (public)', ping, 200);
 
+  // SPEC-3 §6: the admin console comes with the installed @svc/core, no build step in the project.
+  const consolePage = await request(base, 'GET', '/admin/');
+  expectStatus('GET /admin/ (admin console)', consolePage, 200);
+  if (!String(consolePage.body).includes('/admin/console.js')) fail(`/admin/ page: ${consolePage.body}`);
+  expectStatus('GET /admin/console.js', await request(base, 'GET', '/admin/console.js'), 200);
+
   // @svc/client from its tarball, on Node (docs/client.md): login, the user, a refused login's code.
   const clientCheck = run(
     'node',
@@ -591,6 +601,7 @@ async function main() {
       'GET /api/auth/user',
       'protected route 200/401/403',
       'public route',
+      'admin console at /admin/',
       '@svc/client login and user() on Node',
       'SIGTERM exit 0',
       'tsc on the project (strict, skipLibCheck off)',

@@ -278,7 +278,11 @@ export function createApp(options: AppOptions = {}): App {
       log,
       ports,
       pages: instances.flatMap((instance) => instance.pages ?? []),
-      staticFiles: resolveStaticFiles(options.staticFiles ?? [], { baseDir, apiBase: apiBase(settings) }),
+      staticFiles: resolveStaticFiles(options.staticFiles ?? [], {
+        baseDir,
+        apiBase: apiBase(settings),
+        adminConsole: settings.admin_console_enabled,
+      }),
       routers: mounted,
       onRequestEnd,
       beforeResponse,

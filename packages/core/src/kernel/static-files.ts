@@ -47,7 +47,7 @@ function reservedPrefixes(apiBase: string): string[] {
  */
 export function resolveStaticFiles(
   mounts: readonly StaticFiles[],
-  options: { baseDir: string; apiBase: string },
+  options: { baseDir: string; apiBase: string; adminConsole?: boolean },
 ): ResolvedStaticFiles[] {
   const seen = new Set<string>();
   return mounts.map((mount) => {
@@ -66,6 +66,11 @@ export function resolveStaticFiles(
       (reserved) => path === reserved || path.startsWith(`${reserved}/`) || reserved.startsWith(`${path}/`),
     );
     if (clash) throw new Error(`staticFiles: path ${path} overlaps ${clash}, where svc answers`);
+    // SPEC-3 §6: the admin console answers at /admin/ while admin_console_enabled (docs/admin-console.md).
+    if (options.adminConsole && (path === '/admin' || path.startsWith('/admin/')))
+      throw new Error(
+        `staticFiles: path ${path} overlaps the admin console at /admin/ (choose another path, or set admin_console_enabled to false)`,
+      );
     if (seen.has(path)) throw new Error(`staticFiles: path ${path} is given twice`);
     seen.add(path);
     const dir = mount.dir instanceof URL ? fileURLToPath(mount.dir) : mount.dir;

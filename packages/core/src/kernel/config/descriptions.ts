@@ -300,4 +300,9 @@ export const SETTING_DESCRIPTIONS: Record<string, { meaning: string; constraint?
     meaning:
       'Allow webhook URLs whose host is or resolves to a loopback, private, link-local or unique-local address, and http:// URLs (development and tests only)',
   },
+  // SPEC-3 §6 (admin console).
+  admin_console_enabled: {
+    meaning:
+      'Serve the admin console for superusers at `/admin/` (outside `/api`); false: `/admin/` answers 404 (docs/admin-console.md)',
+  },
 };

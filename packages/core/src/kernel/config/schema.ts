@@ -201,6 +201,8 @@ const KnownSettingsSchema = z.object({
     }),
   webhook_timeout_seconds: int(1, 60).default(10),
   webhooks_allow_private_targets: bool.default(false),
+  // SPEC-3 §6 (admin console).
+  admin_console_enabled: bool.default(true),
 });
 
 /** The settings; unknown keys are kept (SPEC "Configuration" allows them; start-up warns about near misses). */

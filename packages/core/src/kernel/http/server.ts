@@ -35,6 +35,8 @@ import { PAGE_CSP, type PageRequest, type PageResponse, type PageRoute } from '.
 import { validate } from './validation.js';
 import { mountDocs, type DocsOptions } from './docs.js';
 import { mountStaticFiles } from './static-files.js';
+import { mountAdminConsole } from './admin-console.js';
+import { adminConsoleDir } from '../admin-console.js';
 import { loggedUrl } from './logged-url.js';
 import type { ResolvedStaticFiles } from '../static-files.js';
 import { isLocalDirect, sendError } from './respond.js';
@@ -68,6 +70,8 @@ export interface HttpAppOptions {
   pages?: PageRoute[];
   /** The project's static folders (kernel/static-files.ts), served after every route and the docs. @default [] */
   staticFiles?: ResolvedStaticFiles[];
+  /** SPEC-3 §6: the folder of the built admin console. @default the package's `dist/console/` */
+  adminConsoleDir?: string;
 }
 
 function localeOf(req: Request, settings: Settings): string {
@@ -386,6 +390,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const page of options.pages ?? []) mountPage(app, page, settings);
 
   mountDocs(app, { ...options.docs, routes, settings });
+  // SPEC-3 §6: the admin console at /admin/, before the project's static files (a mount there cannot hide it).
+  if (settings.admin_console_enabled)
+    mountAdminConsole(app, options.adminConsoleDir ?? adminConsoleDir(), log);
   // Last: a file never shadows a route, a page or the docs.
   mountStaticFiles(app, options.staticFiles ?? [], log);
   // Browsers ask every origin for /favicon.ico (on /docs, the account pages, a served frontend): svc has no icon
