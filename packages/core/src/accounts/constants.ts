@@ -25,4 +25,6 @@ export const ACCOUNT_EXPORT_KEYS = [
   'activity',
   // SPEC-3 §2 organizations: the user's memberships.
   'organizations',
+  // SPEC-3 section 1: the user's sign-in identities (no provider tokens are stored).
+  'identities',
 ] as const;

@@ -63,5 +63,7 @@ export const AccountExportOut = z
     activity: rows('The newest 1,000 activity log entries of the user, newest first'),
     // SPEC-3 §2
     organizations: rows('The organizations the user is a member of, with the role and joinedAt'),
+    // SPEC-3 section 1
+    identities: rows('The linked sign-in identities (provider, subject, email), without tokens'),
   })
   .catchall(z.unknown());

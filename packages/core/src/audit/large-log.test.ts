@@ -156,6 +156,7 @@ describeEachDatabase('Audit routes on a large log', (database) => {
         statusCode: r.statusCode,
         durationMs: r.durationMs,
         description: r.description,
+        impersonatorId: r.impersonatorId, // SPEC-3 §4
       })),
     );
   });

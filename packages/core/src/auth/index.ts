@@ -1,7 +1,7 @@
 import { defineModule } from '../kernel/module.js';
 import { createBrowserSessions, createCookieSessionRouter } from './cookie-sessions.js';
 import { createImpersonation, createImpersonationRouter } from './impersonation.js';
-import { createDummyHash } from './passwords.js';
+import { createDummyHash, isUsableHash } from './passwords.js';
 import { createAuthRouter } from './routes.js';
 import { createSessionAdminRouter, createSessionRouter } from './session-routes.js';
 import { createSessionStore } from './session-store.js';
@@ -78,7 +78,11 @@ export const authModule = defineModule({
       accountExport: {
         async user(userId) {
           const row = await service.profile(userId);
-          return { ...toUserOut(row), permissions: row.permissions };
+          return {
+            ...toUserOut(row),
+            permissions: row.permissions,
+            hasPassword: isUsableHash(row.passwordHash),
+          };
         },
         // SPEC-2 "Administration and self-service": the export's `sessions`, as `GET /auth/sessions` lists them.
         sessions: (userId) => sessions.list(userId),

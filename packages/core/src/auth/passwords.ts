@@ -32,13 +32,8 @@ export function passwordVerifications(): number {
   return verifications;
 }
 
-/**
- * True when `stored` is an Argon2 PHC string a password can match; false for the markers of accounts
- * without a usable password (an invitation not accepted yet: `!invited`).
- */
-export function isUsableHash(stored: string | null | undefined): stored is string {
-  return typeof stored === 'string' && stored.startsWith('$argon2');
-}
+// The rule lives with the other identity rules; re-exported for auth's own modules.
+export { isUsableHash } from '../kernel/identity.js';
 
 /** True when `password` matches the PHC string; a malformed stored hash is simply no match. */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {

@@ -325,3 +325,11 @@ export function describeUsernameProblem(check: UsernameCheck): string {
 export function usernameLookupKeys(raw: string): string[] {
   return [...new Set([raw.trim().toLowerCase(), normaliseUsername(raw)])].filter((key) => key !== '');
 }
+
+/**
+ * True when `stored` is an Argon2 PHC string a password can match; false for the markers of accounts
+ * without a usable password (an invitation not accepted yet: `!invited`; a social login's account: `!social`).
+ */
+export function isUsableHash(stored: string | null | undefined): stored is string {
+  return typeof stored === 'string' && stored.startsWith('$argon2');
+}

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
-import { isUuid, toAuthUser } from '../kernel/identity.js';
+import { isUsableHash, isUuid, toAuthUser } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import {
   PERSONAL_TOKEN_PREFIX,
@@ -242,6 +242,8 @@ export function createPersonalTokenService(deps: PersonalTokenServiceDeps) {
       const permissions = owner.isSuperuser ? granted : granted.filter((codename) => held.has(codename));
       return {
         ...toAuthUser(owner),
+        // SPEC-3 section 1: `GET /auth/user` says `hasPassword`, read from the row this lookup loaded.
+        hasPassword: isUsableHash(owner.passwordHash),
         isStaff: owner.isStaff && pat.staff,
         isSuperuser: owner.isSuperuser && pat.superuser,
         permissions,
