@@ -103,7 +103,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
   }
 
   /** An organization as webhook events name it (SPEC-3 §3 `{id, slug, name}`). */
-  const hookOrg = (row: OrganizationRow): WebhookOrganization => ({ id: row.id, slug: row.slug, name: row.name });
+  const hookOrg = (row: OrganizationRow): WebhookOrganization => ({
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+  });
 
   /**
    * SPEC-3 §3: the `organization.created` / `organization.deleted` event, stored in the change's transaction;
@@ -126,9 +130,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
   }
 
   type MemberEventType =
-    | 'organization.member_added'
-    | 'organization.member_updated'
-    | 'organization.member_removed';
+    'organization.member_added' | 'organization.member_updated' | 'organization.member_removed';
   /** Reads the organization in the change's transaction and stores a `organization.member_*` event there. */
   async function recordMember(
     outbox: WebhookOutbox,
@@ -209,7 +211,10 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         throw new SvcError('organization.create_forbidden');
       if (await store.bySlug(body.slug)) throw new SvcError('organization.slug_taken');
       const row = await slugSafe(() =>
-        store.create({ ...body, ownerId: user.id, at: now() }, organizationEvent('organization.created', user.id)),
+        store.create(
+          { ...body, ownerId: user.id, at: now() },
+          organizationEvent('organization.created', user.id),
+        ),
       );
       emit(row.id, user.id, OWNER);
       return toOrganizationOut(row);
@@ -347,8 +352,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         user.id,
         now(),
         outbox.enabled
-          ? (tx, orgId, role) =>
-              recordMember(outbox, tx, 'organization.member_added', orgId, user.id, role)
+          ? (tx, orgId, role) => recordMember(outbox, tx, 'organization.member_added', orgId, user.id, role)
           : undefined,
       );
       if (!taken) throw new SvcError('organization.invitation_invalid');

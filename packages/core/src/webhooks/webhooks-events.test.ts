@@ -171,7 +171,10 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     const core = rt.tables.core as unknown as CoreTables;
     const people = async (username: string) => {
       const created = await app.createUser({ username, email: `${username}@example.com` });
-      await rt.authDb.orm.update(core.user).set({ emailVerifiedAt: new Date() }).where(eq(core.user.id, created.id));
+      await rt.authDb.orm
+        .update(core.user)
+        .set({ emailVerifiedAt: new Date() })
+        .where(eq(core.user.id, created.id));
       return { id: created.id, client: await app.loginAs(created) };
     };
     const owner = await people('ev_org_owner');
@@ -200,7 +203,10 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       const { webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
       const rows = await rt.authDb.orm.select().from(ev);
       return rows
-        .map((r) => ({ type: r.type, data: JSON.parse(r.data) as { organization?: { id: string }; userId?: string } }))
+        .map((r) => ({
+          type: r.type,
+          data: JSON.parse(r.data) as { organization?: { id: string }; userId?: string },
+        }))
         .filter((r) => r.data.organization?.id === organization.id)
         .map((r) => `${r.type} ${r.data.userId ?? '-'}`)
         .sort();
