@@ -4,6 +4,7 @@ import { CliError } from '../errors.js';
 import { DEFAULT_APP_SPEC, loadAppIfPresent } from '../load-app.js';
 import { openAuthProject } from '../project.js';
 import { closePrompts, confirm } from '../prompts.js';
+import { moduleTables } from './users-accounts.js';
 import { formatTable } from './users-format.js';
 
 // `svc orgs` (SPEC-3 §2; docs/cli.md "svc orgs"): organizations from the command line, with the rules of the
@@ -28,6 +29,12 @@ async function withOrgs<T>(argv: GlobalArgs, fn: (project: OrgProject) => Promis
       db,
       settings,
       roles: app?.options.organizationRoles ?? {},
+      // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
+      webhooks: internal.createStandaloneWebhookOutbox(
+        db,
+        settings,
+        moduleTables<internal.WebhookTables>({ settings, db }, 'webhooks'),
+      ),
     });
     const users = internal.createUserManager({
       db,

@@ -28,7 +28,7 @@ export const organizationsModule = defineModule({
   tables: organizationTables,
   options: moduleOptions<OrganizationsOptions>('organizationRoles'),
   provides: ['organizations'],
-  uses: ['mail', 'userSettings', 'loginGuard'],
+  uses: ['mail', 'userSettings', 'loginGuard', 'webhooks'],
   setup({ settings, authDb, log, ports, tables, coreTables, options }) {
     const store = createOrganizationStore(authDb, tables, coreTables);
     const service = createOrganizationService({
@@ -37,6 +37,8 @@ export const organizationsModule = defineModule({
       roles: options.organizationRoles ?? {},
       events: () => ports.get('events'),
       mail: () => ports.find('mail'),
+      // SPEC-3 §3: organization events go into the outbox in the transaction of their change.
+      webhooks: () => ports.get('webhooks'),
       async userLocale(userId) {
         const chosen = await ports
           .find('userSettings')

@@ -10,9 +10,19 @@ import type {
   MailDelivery,
   OrganizationContext,
   OrganizationMembership,
+  WebhookOrganization,
+  WebhookOutbox,
 } from '../kernel/ports.js';
 import { ADMIN, BUILTIN_ROLES, INVITATION_TOKEN_BYTES, MEMBERSHIP_EVENT, OWNER } from './constants.js';
-import type { InvitationInfo, MemberInfo, OrganizationRow, OrganizationStore } from './store.js';
+import type { Orm } from '../kernel/db/database.js';
+import type {
+  InvitationInfo,
+  MemberInfo,
+  OrganizationRow,
+  OrganizationStore,
+  RecordMember,
+  RecordOrganization,
+} from './store.js';
 
 /** `createApp({ organizationRoles })`: each project role and the organization codenames it grants. */
 export type OrganizationRoles = Record<string, readonly string[]>;
@@ -23,6 +33,8 @@ export interface OrganizationServiceDeps {
   roles: OrganizationRoles;
   events(): EventSink;
   mail(): MailDelivery | undefined;
+  /** The webhook outbox (SPEC-3 §3), read at call time. */
+  webhooks(): WebhookOutbox;
   userLocale(userId: string): Promise<string>;
   now: () => Date;
 }
@@ -90,6 +102,55 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     deps.events().emit(MEMBERSHIP_EVENT, { organizationId, userId, role });
   }
 
+  /** An organization as webhook events name it (SPEC-3 §3 `{id, slug, name}`). */
+  const hookOrg = (row: OrganizationRow): WebhookOrganization => ({
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+  });
+
+  /**
+   * SPEC-3 §3: the `organization.created` / `organization.deleted` event, stored in the change's transaction;
+   * undefined while webhooks are off (the store then opens no transaction for it).
+   */
+  function organizationEvent(type: 'organization.created' | 'organization.deleted', ownerId?: string) {
+    const outbox = deps.webhooks();
+    if (!outbox.enabled) return undefined;
+    const record: RecordOrganization = async (tx, row) => {
+      await outbox.record(tx, type, { organization: hookOrg(row) });
+      // The owner's membership is created with the organization (SPEC-3 §2): its own member_added.
+      if (ownerId)
+        await outbox.record(tx, 'organization.member_added', {
+          organization: hookOrg(row),
+          userId: ownerId,
+          role: OWNER,
+        });
+    };
+    return record;
+  }
+
+  type MemberEventType =
+    'organization.member_added' | 'organization.member_updated' | 'organization.member_removed';
+  /** Reads the organization in the change's transaction and stores a `organization.member_*` event there. */
+  async function recordMember(
+    outbox: WebhookOutbox,
+    tx: Orm,
+    type: MemberEventType,
+    orgId: string,
+    userId: string,
+    role: string,
+  ): Promise<void> {
+    // The membership row just written holds the organization (foreign key), so it is there.
+    const organization = hookOrg((await store.byId(orgId, tx))!);
+    await outbox.record(tx, type, { organization, userId, role });
+  }
+  /** The `organization.member_*` event of a membership change; undefined while webhooks are off. */
+  function memberEvent(type: MemberEventType, orgId: string, userId: string): RecordMember | undefined {
+    const outbox = deps.webhooks();
+    if (!outbox.enabled) return undefined;
+    return (tx, role) => recordMember(outbox, tx, type, orgId, userId, role);
+  }
+
   /** A unique-constraint race on the slug answers its own code (SPEC-3 §7 rule 9). */
   async function slugSafe<T>(write: () => Promise<T>): Promise<T> {
     try {
@@ -109,21 +170,32 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
 
   /** Removes a membership under the last-owner rule; emits the change. */
   async function removeMembership(orgId: string, userId: string): Promise<void> {
-    const outcome = await store.removeMember(orgId, userId);
+    const outcome = await store.removeMember(
+      orgId,
+      userId,
+      memberEvent('organization.member_removed', orgId, userId),
+    );
     if ('lastOwner' in outcome) throw new SvcError('organization.last_owner');
     if ('notFound' in outcome) throw new SvcError('organization.member_not_found');
     emit(orgId, userId, null);
   }
 
   async function setRole(orgId: string, userId: string, role: string): Promise<void> {
-    const outcome = await store.setRole(orgId, userId, role);
+    const outcome = await store.setRole(
+      orgId,
+      userId,
+      role,
+      memberEvent('organization.member_updated', orgId, userId),
+    );
     if ('lastOwner' in outcome) throw new SvcError('organization.last_owner', { loc: ['body', 'role'] });
     if ('notFound' in outcome) throw new SvcError('organization.member_not_found');
     emit(orgId, userId, role);
   }
 
   async function deleteOrganization(id: string): Promise<void> {
-    const members = isCanonicalUuid(id) ? await store.delete(id) : undefined;
+    const members = isCanonicalUuid(id)
+      ? await store.delete(id, organizationEvent('organization.deleted'))
+      : undefined;
     if (!members) throw notFound();
     for (const userId of members) emit(id, userId, null);
   }
@@ -138,14 +210,21 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       if (settings.organization_create === 'superuser' && !user.isSuperuser)
         throw new SvcError('organization.create_forbidden');
       if (await store.bySlug(body.slug)) throw new SvcError('organization.slug_taken');
-      const row = await slugSafe(() => store.create({ ...body, ownerId: user.id, at: now() }));
+      const row = await slugSafe(() =>
+        store.create(
+          { ...body, ownerId: user.id, at: now() },
+          organizationEvent('organization.created', user.id),
+        ),
+      );
       emit(row.id, user.id, OWNER);
       return toOrganizationOut(row);
     },
     /** For the CLI: an organization owned by `ownerId`. */
     createFor: async (ownerId: string, body: { name: string; slug: string }) => {
       if (await store.bySlug(body.slug)) throw new SvcError('organization.slug_taken');
-      const row = await slugSafe(() => store.create({ ...body, ownerId, at: now() }));
+      const row = await slugSafe(() =>
+        store.create({ ...body, ownerId, at: now() }, organizationEvent('organization.created', ownerId)),
+      );
       emit(row.id, ownerId, OWNER);
       return toOrganizationOut(row);
     },
@@ -267,7 +346,15 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const verified = user.emailVerifiedAt !== null && user.email !== null;
       if (!verified || user.email!.toLowerCase() !== found.invitation.email.toLowerCase())
         throw new SvcError('organization.invitation_email_mismatch');
-      const taken = await store.accept(digest, user.id, now());
+      const outbox = deps.webhooks();
+      const taken = await store.accept(
+        digest,
+        user.id,
+        now(),
+        outbox.enabled
+          ? (tx, orgId, role) => recordMember(outbox, tx, 'organization.member_added', orgId, user.id, role)
+          : undefined,
+      );
       if (!taken) throw new SvcError('organization.invitation_invalid');
       emit(found.organization.id, user.id, taken.role);
       return { organization: toOrganizationOut(found.organization), role: taken.role };
@@ -294,7 +381,14 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     // The CLI's operations (no caller: the operator acts as a superuser would).
     async addMember(orgId: string, userId: string, role: string) {
       assertRole(role);
-      if (!(await store.addMember(orgId, userId, role, now()))) await setRole(orgId, userId, role);
+      const added = await store.addMember(
+        orgId,
+        userId,
+        role,
+        now(),
+        memberEvent('organization.member_added', orgId, userId),
+      );
+      if (!added) await setRole(orgId, userId, role);
       else emit(orgId, userId, role);
     },
     setRole: async (orgId: string, userId: string, role: string) => {

@@ -39,6 +39,14 @@ export interface MemberInfo {
 /** An invitation with its inviter's username. */
 export type InvitationInfo = Omit<InvitationRow, 'digest'> & { invitedByUsername: string | null };
 
+/**
+ * Stores the webhook event of a change in the change's own transaction (SPEC-3 §3 "an outbox"): given by the
+ * service only while webhooks are enabled, so a write without one keeps its single statement.
+ */
+export type RecordOrganization = (tx: Orm, row: OrganizationRow) => Promise<void>;
+/** The same for a membership change, given the member's role (the new one; the last one when removed). */
+export type RecordMember = (tx: Orm, role: string) => Promise<void>;
+
 /** Why a membership change was refused by the last-owner rule (SPEC-3 §2). */
 export type OwnerOutcome<T> = { done: T } | { lastOwner: true } | { notFound: true };
 
@@ -82,12 +90,10 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
 
   return {
     /** The organization and its owner's membership, in one transaction. */
-    async create(values: {
-      slug: string;
-      name: string;
-      ownerId: string;
-      at: Date;
-    }): Promise<OrganizationRow> {
+    async create(
+      values: { slug: string; name: string; ownerId: string; at: Date },
+      record?: RecordOrganization,
+    ): Promise<OrganizationRow> {
       return db.transaction(async (tx) => {
         const [row] = await tx
           .insert(o)
@@ -96,11 +102,13 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         await tx
           .insert(m)
           .values({ organizationId: row!.id, userId: values.ownerId, role: OWNER, joinedAt: values.at });
+        if (record) await record(tx, row!);
         return row!;
       });
     },
-    async byId(id: string): Promise<OrganizationRow | undefined> {
-      return (await orm.select().from(o).where(eq(o.id, id)))[0];
+    /** The organization; `tx`: read inside a transaction (the events of its changes). */
+    async byId(id: string, tx: Orm = orm): Promise<OrganizationRow | undefined> {
+      return (await tx.select().from(o).where(eq(o.id, id)))[0];
     },
     async bySlug(slug: string): Promise<OrganizationRow | undefined> {
       return (await orm.select().from(o).where(eq(o.slug, slug)))[0];
@@ -116,10 +124,11 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
       return (await orm.update(o).set(changes).where(eq(o.id, id)).returning())[0];
     },
     /** Deletes the organization; the user ids of its members (memberships and invitations cascade). */
-    async delete(id: string): Promise<string[] | undefined> {
+    async delete(id: string, record?: RecordOrganization): Promise<string[] | undefined> {
       return db.transaction(async (tx) => {
         const members = await tx.select({ userId: m.userId }).from(m).where(eq(m.organizationId, id));
-        const rows = await tx.delete(o).where(eq(o.id, id)).returning({ id: o.id });
+        const rows = await tx.delete(o).where(eq(o.id, id)).returning();
+        if (rows[0] && record) await record(tx, rows[0]);
         return rows.length > 0 ? members.map((row) => row.userId) : undefined;
       });
     },
@@ -201,16 +210,33 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
       return rows[0] as MemberInfo | undefined;
     },
     /** Adds a member; false when the user is a member already. */
-    async addMember(orgId: string, userId: string, role: string, at: Date): Promise<boolean> {
-      const rows = await orm
-        .insert(m)
-        .values({ organizationId: orgId, userId, role, joinedAt: at })
-        .onConflictDoNothing()
-        .returning({ userId: m.userId });
-      return rows.length > 0;
+    async addMember(
+      orgId: string,
+      userId: string,
+      role: string,
+      at: Date,
+      record?: RecordMember,
+    ): Promise<boolean> {
+      const insert = (tx: Orm) =>
+        tx
+          .insert(m)
+          .values({ organizationId: orgId, userId, role, joinedAt: at })
+          .onConflictDoNothing()
+          .returning({ userId: m.userId });
+      if (!record) return (await insert(orm)).length > 0;
+      return db.transaction(async (tx) => {
+        const rows = await insert(tx);
+        if (rows.length > 0) await record(tx, role);
+        return rows.length > 0;
+      });
     },
     /** Changes a role under the last-owner rule (demoting the only owner leaves members without one). */
-    async setRole(orgId: string, userId: string, role: string): Promise<OwnerOutcome<true>> {
+    async setRole(
+      orgId: string,
+      userId: string,
+      role: string,
+      record?: RecordMember,
+    ): Promise<OwnerOutcome<true>> {
       return db.transaction(async (tx) => {
         if (role !== OWNER && (await leavesNoOwner(tx, orgId, userId, true)))
           return { lastOwner: true as const };
@@ -219,17 +245,19 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           .set({ role })
           .where(and(eq(m.organizationId, orgId), eq(m.userId, userId)))
           .returning({ userId: m.userId });
+        if (rows.length > 0 && record) await record(tx, role);
         return rows.length > 0 ? { done: true as const } : { notFound: true as const };
       });
     },
     /** Removes a member under the last-owner rule (the only owner may go only when nobody else stays). */
-    async removeMember(orgId: string, userId: string): Promise<OwnerOutcome<true>> {
+    async removeMember(orgId: string, userId: string, record?: RecordMember): Promise<OwnerOutcome<true>> {
       return db.transaction(async (tx) => {
         if (await leavesNoOwner(tx, orgId, userId, false)) return { lastOwner: true as const };
         const rows = await tx
           .delete(m)
           .where(and(eq(m.organizationId, orgId), eq(m.userId, userId)))
-          .returning({ userId: m.userId });
+          .returning({ userId: m.userId, role: m.role });
+        if (rows[0] && record) await record(tx, rows[0].role);
         return rows.length > 0 ? { done: true as const } : { notFound: true as const };
       });
     },
@@ -317,9 +345,14 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     /**
      * Takes the invitation and adds the member in one transaction: of concurrent accepts exactly one
      * conditional update finds the row pending (SPEC-2 "One-time account tokens"). False: already taken.
-     * An existing member keeps their role.
+     * An existing member keeps their role (and `record`, the event of a new member, is not called).
      */
-    async accept(digest: string, userId: string, now: Date): Promise<{ role: string } | null> {
+    async accept(
+      digest: string,
+      userId: string,
+      now: Date,
+      record?: (tx: Orm, organizationId: string, role: string) => Promise<void>,
+    ): Promise<{ role: string } | null> {
       return db.transaction(async (tx) => {
         const [taken] = await tx
           .update(inv)
@@ -327,10 +360,12 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           .where(and(eq(inv.digest, digest), eq(inv.state, 'pending'), gt(inv.expiresAt, now)))
           .returning({ organizationId: inv.organizationId, role: inv.role });
         if (!taken) return null;
-        await tx
+        const added = await tx
           .insert(m)
           .values({ organizationId: taken.organizationId, userId, role: taken.role, joinedAt: now })
-          .onConflictDoNothing();
+          .onConflictDoNothing()
+          .returning({ userId: m.userId });
+        if (added.length > 0 && record) await record(tx, taken.organizationId, taken.role);
         const [member] = await tx
           .select({ role: m.role })
           .from(m)

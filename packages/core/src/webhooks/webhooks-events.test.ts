@@ -7,6 +7,8 @@ import {
   type WebhookReceiver,
 } from '../../../../testing/webhook-receiver.js';
 import type { Orm } from '../kernel/db/database.js';
+import type { OrganizationInvitationMail } from '../kernel/ports.js';
+import { createOrganizationManager } from '../organizations/manage.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import { toUserOut } from '../kernel/user-out.js';
@@ -23,6 +25,7 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
   let admin: LoggedInClient;
   let receiver: WebhookReceiver;
   const secrets: string[] = [];
+  const invitations: OrganizationInvitationMail[] = [];
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     app = await startTestApp({
@@ -33,6 +36,13 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
         registration_enabled: true,
         mfa_enabled: true,
         login_max_attempts: 2,
+        organizations_enabled: true,
+      },
+      mailer: {
+        sendPasswordReset: () => undefined,
+        sendEmailVerification: () => undefined,
+        sendInvitation: () => undefined,
+        sendOrganizationInvitation: (mail) => void invitations.push(mail),
       },
     });
     admin = await app.loginAs(await app.createUser({ username: 'ev_admin', isSuperuser: true }));
@@ -154,6 +164,143 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     expect(put.status).toBe(200);
     const perms = await eventFor('permissions.changed', frank.id);
     expect(perms.json.data).toEqual({ userId: frank.id });
+  });
+
+  it('emits the five organization events with the SPEC data, from routes, invitations and svc orgs; none for a refused change', async () => {
+    const rt = app.app.runtime;
+    const core = rt.tables.core as unknown as CoreTables;
+    const people = async (username: string) => {
+      const created = await app.createUser({ username, email: `${username}@example.com` });
+      await rt.authDb.orm
+        .update(core.user)
+        .set({ emailVerifiedAt: new Date() })
+        .where(eq(core.user.id, created.id));
+      return { id: created.id, client: await app.loginAs(created) };
+    };
+    const owner = await people('ev_org_owner');
+    const joiner = await people('ev_org_joiner');
+    const cliMember = await app.createUser({ username: 'ev_org_cli' });
+
+    const created = await owner.client.post('/api/organizations', { name: 'Hooks Inc', slug: 'ev-hooks' });
+    expect(created.status).toBe(201);
+    const organization = { id: created.body.data.id as string, slug: 'ev-hooks', name: 'Hooks Inc' };
+    /** The received event of `type` about this organization (and `userId` for member events). */
+    async function orgEvent(type: string, userId?: string): Promise<ReceivedWebhook> {
+      const find = () =>
+        receiver
+          .at('/all')
+          .find(
+            (r) =>
+              r.json?.type === type &&
+              r.json.data.organization?.id === organization.id &&
+              (userId === undefined || r.json.data.userId === userId),
+          );
+      await eventually(() => find() !== undefined);
+      return find()!;
+    }
+    /** The outbox rows of this organization, as `type userId` (the rows are written in the change's transaction). */
+    async function stored(): Promise<string[]> {
+      const { webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
+      const rows = await rt.authDb.orm.select().from(ev);
+      return rows
+        .map((r) => ({
+          type: r.type,
+          data: JSON.parse(r.data) as { organization?: { id: string }; userId?: string },
+        }))
+        .filter((r) => r.data.organization?.id === organization.id)
+        .map((r) => `${r.type} ${r.data.userId ?? '-'}`)
+        .sort();
+    }
+
+    const createdEvent = await orgEvent('organization.created');
+    expect(createdEvent.json).toEqual({
+      id: createdEvent.headers['webhook-id'],
+      type: 'organization.created',
+      timestamp: expect.stringMatching(/Z$/),
+      data: { organization },
+    });
+    // The owner's membership comes with the organization (SPEC-3 §2), and so does its event.
+    expect((await orgEvent('organization.member_added', owner.id)).json.data).toEqual({
+      organization,
+      userId: owner.id,
+      role: 'owner',
+    });
+
+    // Invitation accept adds the member.
+    const invite = await owner.client.post(`/api/organizations/${organization.id}/invitations`, {
+      email: 'ev_org_joiner@example.com',
+      role: 'member',
+    });
+    expect(invite.status).toBe(201);
+    const token = new URL(invitations.at(-1)!.url).searchParams.get('token')!;
+    expect((await joiner.client.post('/api/organizations/invitations/accept', { token })).status).toBe(200);
+    expect((await orgEvent('organization.member_added', joiner.id)).json.data).toEqual({
+      organization,
+      userId: joiner.id,
+      role: 'member',
+    });
+
+    const promote = await owner.client.patch(`/api/organizations/${organization.id}/members/${joiner.id}`, {
+      role: 'admin',
+    });
+    expect(promote.status).toBe(200);
+    expect((await orgEvent('organization.member_updated', joiner.id)).json.data).toEqual({
+      organization,
+      userId: joiner.id,
+      role: 'admin',
+    });
+
+    // `svc orgs add-member` writes through the same service with the standalone outbox.
+    const manager = createOrganizationManager({
+      db: rt.authDb,
+      settings: rt.settings,
+      webhooks: rt.ports.get('webhooks'),
+    });
+    await manager.service.addMember(organization.id, cliMember.id, 'member');
+    expect((await orgEvent('organization.member_added', cliMember.id)).json.data).toEqual({
+      organization,
+      userId: cliMember.id,
+      role: 'member',
+    });
+
+    // Refused changes (SPEC-3 §2 last-owner rule, decided inside the change's transaction) store no event.
+    const before = await stored();
+    const leave = await owner.client.delete(`/api/organizations/${organization.id}/members/${owner.id}`);
+    expect(leave.status).toBe(400);
+    expect(leave.body.detail[0].code).toBe('organization.last_owner');
+    const demote = await owner.client.patch(`/api/organizations/${organization.id}/members/${owner.id}`, {
+      role: 'member',
+    });
+    expect(demote.status).toBe(400);
+    expect(demote.body.detail[0].code).toBe('organization.last_owner');
+    const byAdmin = await joiner.client.delete(`/api/organizations/${organization.id}/members/${owner.id}`);
+    expect(byAdmin.status).toBe(403);
+    expect(await stored()).toEqual(before);
+
+    expect(
+      (await owner.client.delete(`/api/organizations/${organization.id}/members/${joiner.id}`)).status,
+    ).toBe(204);
+    expect((await orgEvent('organization.member_removed', joiner.id)).json.data).toEqual({
+      organization,
+      userId: joiner.id,
+      role: 'admin',
+    });
+
+    expect((await owner.client.delete(`/api/organizations/${organization.id}`)).status).toBe(204);
+    expect((await orgEvent('organization.deleted')).json.data).toEqual({ organization });
+
+    expect(await stored()).toEqual(
+      [
+        'organization.created -',
+        `organization.member_added ${owner.id}`,
+        `organization.member_added ${joiner.id}`,
+        `organization.member_updated ${joiner.id}`,
+        `organization.member_added ${cliMember.id}`,
+        `organization.member_removed ${joiner.id}`,
+        'organization.deleted -',
+      ].sort(),
+    );
+    for (const r of receiver.at('/all')) expect(r.body).not.toContain(token);
   });
 
   it('never puts a secret, hash, token or code into a body', async () => {
