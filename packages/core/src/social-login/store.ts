@@ -117,7 +117,11 @@ export function createSocialLoginStore(
     },
 
     /** Deletes the user's identity; the deleted row, or undefined (unknown, or another user's). */
-    async remove(userId: string, id: string, record?: RecordIn<IdentityRow>): Promise<IdentityRow | undefined> {
+    async remove(
+      userId: string,
+      id: string,
+      record?: RecordIn<IdentityRow>,
+    ): Promise<IdentityRow | undefined> {
       const remove = async (q: Orm) => {
         const [row] = await q
           .delete(i)
