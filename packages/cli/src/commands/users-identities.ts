@@ -2,6 +2,7 @@ import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
 import { openAuthProject } from '../project.js';
+import { moduleTables } from './users-accounts.js';
 import { formatTable } from './users-format.js';
 
 // `svc users identities <username> [--unlink ID]` (SPEC-3 section 1, docs/social-login.md): the identities as
@@ -50,7 +51,13 @@ export const identitiesCommand: CommandModule<{ baseDir?: string }, IdentitiesAr
       if (argv.unlink !== undefined) {
         const id = String(argv.unlink).trim();
         try {
-          const removed = await internal.unlinkIdentity(store, found.id, id);
+          // SPEC-3 §3: `identity.unlinked` is recorded as for the routes (a no-op while webhooks are off).
+          const webhooks = internal.createStandaloneWebhookOutbox(
+            db,
+            settings,
+            moduleTables<internal.WebhookTables>(project, 'webhooks'),
+          );
+          const removed = await internal.unlinkIdentity(store, found.id, id, webhooks);
           process.stdout.write(
             `unlinked identity ${removed.id} (${removed.provider}) of '${found.username}'\n`,
           );

@@ -20,7 +20,7 @@ export const socialLoginModule = defineModule({
   tables: socialLoginTables,
   options: moduleOptions<SocialLoginOptions>('oauthProviders'),
   requires: ['loginGuard'],
-  uses: ['secondFactor', 'rateLimiter', 'browserSessions'],
+  uses: ['secondFactor', 'rateLimiter', 'browserSessions', 'webhooks'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables, options }) {
     const store = createSocialLoginStore(authDb, settings, tables, coreTables);
     // SPEC-3 section 1: the export lists the user's identities (no tokens are stored).
@@ -30,7 +30,13 @@ export const socialLoginModule = defineModule({
     // Startup refuses a listed provider without a client id or an issuer, naming the setting.
     const providers = resolveProviders(settings, options.oauthProviders ?? []);
     const now = () => new Date();
-    const linking = createLinkingRules({ settings, store, events: () => ports.get('events'), now });
+    const linking = createLinkingRules({
+      settings,
+      store,
+      events: () => ports.get('events'),
+      webhooks: () => ports.get('webhooks'),
+      now,
+    });
     const service = createSocialLoginService({
       settings,
       providers,

@@ -1,7 +1,8 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { checkUsername, USERNAME_MAX_LENGTH } from '../kernel/identity.js';
-import type { EventSink } from '../kernel/ports.js';
+import type { EventSink, WebhookOutbox } from '../kernel/ports.js';
+import { toUserOut } from '../kernel/user-out.js';
 import { NO_PASSWORD_HASH } from './constants.js';
 import type { ProviderIdentity } from './provider-client.js';
 import type { IdentityRow, SocialLoginStore, UserRow } from './store.js';
@@ -88,6 +89,8 @@ export interface LinkingDeps {
   settings: Settings;
   store: SocialLoginStore;
   events: () => EventSink;
+  /** The webhook outbox (SPEC-3 §3), read when a change is made (the webhooks module may replace it). */
+  webhooks: () => WebhookOutbox;
   now: () => Date;
 }
 
@@ -143,14 +146,21 @@ export function createLinkingRules(deps: LinkingDeps) {
   }
 
   async function attach(user: UserRow, provider: string, identity: ProviderIdentity) {
-    const { row, created } = await store.link({
-      userId: user.id,
-      provider,
-      issuer: identity.issuer,
-      subject: identity.subject,
-      email: identity.email,
-      at: now(),
-    });
+    const webhooks = deps.webhooks();
+    const { row, created } = await store.link(
+      {
+        userId: user.id,
+        provider,
+        issuer: identity.issuer,
+        subject: identity.subject,
+        email: identity.email,
+        at: now(),
+      },
+      // SPEC-3 §3: `identity.linked` is stored in the link's transaction.
+      webhooks.enabled
+        ? (tx) => webhooks.record(tx, 'identity.linked', { userId: user.id, provider })
+        : undefined,
+    );
     if (created) deps.events().emit('identity_linked', { userId: user.id, provider });
     return { row, created };
   }
@@ -186,14 +196,19 @@ export function createLinkingRules(deps: LinkingDeps) {
       }
       case 'register': {
         const base = usernameBase(identity);
-        const user = await store.createUser({
-          username: (attempt) => (attempt === 0 ? base : `${base}${attempt + 1}`),
-          email: identity.email,
-          firstName: identity.firstName ?? '',
-          lastName: identity.lastName ?? '',
-          passwordHash: NO_PASSWORD_HASH,
-          emailVerifiedAt: identity.email && identity.emailVerified ? now() : null,
-        });
+        const webhooks = deps.webhooks();
+        const user = await store.createUser(
+          {
+            username: (attempt) => (attempt === 0 ? base : `${base}${attempt + 1}`),
+            email: identity.email,
+            firstName: identity.firstName ?? '',
+            lastName: identity.lastName ?? '',
+            passwordHash: NO_PASSWORD_HASH,
+            emailVerifiedAt: identity.email && identity.emailVerified ? now() : null,
+          },
+          // SPEC-3 §3: `user.created` (the user as `GET /admin/user/{id}` shows it) in the insert's transaction.
+          webhooks.enabled ? (tx, row) => webhooks.record(tx, 'user.created', toUserOut(row)) : undefined,
+        );
         // The email was registered meanwhile: rule 3 now applies.
         if (!user)
           return retried ? Promise.reject(new SvcError('auth.oauth_account_exists')) : apply(input, true);

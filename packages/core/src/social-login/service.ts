@@ -224,7 +224,8 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
       // SPEC "Account login lock": refused while locked; the slot is held until the login completes.
       const admission = await guard.admitAttempt(user.id);
       if (!admission.admitted) throw failed();
-      return guard.completeLogin(authUser, undefined, admission).catch((error: unknown) => {
+      // SPEC-3 §3: the `user.login` event says the login went through a provider.
+      return guard.completeLogin(authUser, undefined, admission, 'oauth').catch((error: unknown) => {
         throw error instanceof SvcError && error.code === 'mfa.challenge_not_found' ? failed() : error;
       });
     },
@@ -238,7 +239,7 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
      * 400 `auth.last_login_method` when the account would keep no password, passkey or other identity.
      */
     async unlink(userId: string, identityId: string): Promise<void> {
-      const removed = await unlinkIdentity(store, userId, identityId);
+      const removed = await unlinkIdentity(store, userId, identityId, ports.get('webhooks'));
       ports.get('events').emit('identity_unlinked', { userId, provider: removed.provider });
     },
   };

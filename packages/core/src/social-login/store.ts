@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { tableName, type Settings } from '../kernel/config/schema.js';
-import type { Database } from '../kernel/db/database.js';
+import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { sameEmail } from '../kernel/identity.js';
@@ -9,6 +9,12 @@ import type { SocialLoginTables } from './tables.js';
 
 export type IdentityRow = SocialLoginTables['userIdentity']['$inferSelect'];
 export type UserRow = CoreTables['user']['$inferSelect'];
+
+/**
+ * The webhook outbox's part of a change (SPEC-3 §3): run in the change's transaction with the changed row, so
+ * the event commits or rolls back with it. Absent while webhooks are off (the change keeps its one statement).
+ */
+export type RecordIn<R> = (tx: Orm, row: R) => Promise<void>;
 
 /** True when `error` is a unique-constraint violation (either dialect). */
 function isConflict(error: unknown): boolean {
@@ -65,28 +71,40 @@ export function createSocialLoginStore(
      * Links the identity to `userId`; the row that holds the identity afterwards (another user's when a
      * concurrent callback linked it first: the unique index decides).
      */
-    async link(values: {
-      userId: string;
-      provider: string;
-      issuer: string;
-      subject: string;
-      email: string | null;
-      at: Date;
-    }): Promise<{ row: IdentityRow; created: boolean }> {
-      const inserted = await orm
-        .insert(i)
-        .values({
-          id: randomUUID(),
-          userId: values.userId,
-          provider: values.provider,
-          issuer: values.issuer,
-          subject: values.subject,
-          email: values.email,
-          createdAt: values.at,
-          lastUsedAt: values.at,
-        })
-        .onConflictDoNothing({ target: [i.issuer, i.subject] })
-        .returning();
+    async link(
+      values: {
+        userId: string;
+        provider: string;
+        issuer: string;
+        subject: string;
+        email: string | null;
+        at: Date;
+      },
+      record?: RecordIn<IdentityRow>,
+    ): Promise<{ row: IdentityRow; created: boolean }> {
+      const insert = (q: Orm) =>
+        q
+          .insert(i)
+          .values({
+            id: randomUUID(),
+            userId: values.userId,
+            provider: values.provider,
+            issuer: values.issuer,
+            subject: values.subject,
+            email: values.email,
+            createdAt: values.at,
+            lastUsedAt: values.at,
+          })
+          .onConflictDoNothing({ target: [i.issuer, i.subject] })
+          .returning();
+      // `identity.linked` is stored only when this call linked it (DO NOTHING leaves the transaction usable).
+      const inserted = record
+        ? await db.transaction(async (tx) => {
+            const rows = await insert(tx);
+            if (rows[0]) await record(tx, rows[0]);
+            return rows;
+          })
+        : await insert(orm);
       if (inserted[0]) return { row: inserted[0], created: true };
       const existing = await this.byIssuerSubject(values.issuer, values.subject);
       if (!existing) throw new Error('identity vanished between insert and read');
@@ -99,12 +117,24 @@ export function createSocialLoginStore(
     },
 
     /** Deletes the user's identity; the deleted row, or undefined (unknown, or another user's). */
-    async remove(userId: string, id: string): Promise<IdentityRow | undefined> {
-      const [row] = await orm
-        .delete(i)
-        .where(and(eq(i.id, id), eq(i.userId, userId)))
-        .returning();
-      return row;
+    async remove(
+      userId: string,
+      id: string,
+      record?: RecordIn<IdentityRow>,
+    ): Promise<IdentityRow | undefined> {
+      const remove = async (q: Orm) => {
+        const [row] = await q
+          .delete(i)
+          .where(and(eq(i.id, id), eq(i.userId, userId)))
+          .returning();
+        return row;
+      };
+      if (!record) return remove(orm);
+      return db.transaction(async (tx) => {
+        const row = await remove(tx);
+        if (row) await record(tx, row);
+        return row;
+      });
     },
 
     async identityCount(userId: string): Promise<number> {
@@ -135,34 +165,46 @@ export function createSocialLoginStore(
      * Creates the account of a first social login (SPEC-3 section 1 rule 4): the username made unique by a
      * numeric suffix; undefined when the email was taken meanwhile (a concurrent registration).
      */
-    async createUser(values: {
-      username: (attempt: number) => string;
-      email: string | null;
-      firstName: string;
-      lastName: string;
-      passwordHash: string;
-      emailVerifiedAt: Date | null;
-    }): Promise<UserRow | undefined> {
+    async createUser(
+      values: {
+        username: (attempt: number) => string;
+        email: string | null;
+        firstName: string;
+        lastName: string;
+        passwordHash: string;
+        emailVerifiedAt: Date | null;
+      },
+      record?: RecordIn<UserRow>,
+    ): Promise<UserRow | undefined> {
       for (let attempt = 0; attempt < 50; attempt++) {
         const username = values.username(attempt);
         const [taken] = await orm.select({ id: u.id }).from(u).where(eq(u.username, username));
         if (taken) continue;
         try {
-          const [row] = await orm
-            .insert(u)
-            .values({
-              username,
-              email: values.email,
-              firstName: values.firstName,
-              lastName: values.lastName,
-              passwordHash: values.passwordHash,
-              isActive: true,
-              isStaff: false,
-              isSuperuser: false,
-              emailVerifiedAt: values.emailVerifiedAt,
-            })
-            .returning();
-          return row;
+          const insert = async (q: Orm) => {
+            const [row] = await q
+              .insert(u)
+              .values({
+                username,
+                email: values.email,
+                firstName: values.firstName,
+                lastName: values.lastName,
+                passwordHash: values.passwordHash,
+                isActive: true,
+                isStaff: false,
+                isSuperuser: false,
+                emailVerifiedAt: values.emailVerifiedAt,
+              })
+              .returning();
+            return row;
+          };
+          // A conflict throws out of the transaction (rolled back, event included) into the catch below.
+          if (!record) return await insert(orm);
+          return await db.transaction(async (tx) => {
+            const row = await insert(tx);
+            if (row) await record(tx, row);
+            return row;
+          });
         } catch (error) {
           if (!isConflict(error)) throw error;
           if (values.email && (await this.userByEmail(values.email))) return undefined;
