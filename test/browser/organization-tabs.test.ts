@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createSqliteDatabase, startTestApp, type TestApp } from '@svc/core/testing';
+import { freePort } from '../../testing/cli-process.js';
 import { countingServer, type CountingServer } from '../../testing/client.js';
 import { describeInChromium, launchBrowser, loopbackContext } from './browser.js';
 
@@ -25,16 +26,26 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
       buildDemo(options: { outdir: string }): Promise<unknown>;
     };
     await buildDemo({ outdir: out });
+    // The example frontend keeps its session in cookies (docs/browser-sessions.md): the page's origin is trusted.
+    const port = await freePort();
     app = await startTestApp({
       database: { dialect: 'sqlite', label: 'sqlite', url: sqlite.url },
-      settings: { organizations_enabled: true },
+      settings: {
+        organizations_enabled: true,
+        cookie_sessions_enabled: true,
+        csrf_trusted_origins: `http://127.0.0.1:${port}`,
+      },
     });
     const file = (name: string, type: string) => ({ type, body: readFileSync(join(out, name), 'utf8') });
-    server = await countingServer(app, {
-      '/': file('index.html', 'text/html'),
-      '/app.js': file('app.js', 'text/javascript'),
-      '/style.css': file('style.css', 'text/css'),
-    });
+    server = await countingServer(
+      app,
+      {
+        '/': file('index.html', 'text/html'),
+        '/app.js': file('app.js', 'text/javascript'),
+        '/style.css': file('style.css', 'text/css'),
+      },
+      port,
+    );
     // alice owns both; bob is in Alpha only, carol in Beta only (added through the CLI's store, as svc orgs does).
     const alice = await app.createUser({ username: 'alice' });
     const bob = await app.createUser({ username: 'bob' });
@@ -88,7 +99,7 @@ describeInChromium('example frontend: two tabs in two organizations', () => {
     await one.waitForFunction(
       () => (globalThis as any).document.getElementById('org-current')!.dataset.organization !== undefined,
     );
-    // The second tab starts signed in (the pair in localStorage) and picks its own organization.
+    // The second tab starts signed in (the session cookies) and picks its own organization.
     const two = await context.newPage();
     await two.goto(`${server.url}/`);
     await two.waitForFunction(

@@ -50,6 +50,15 @@ async function withAccounts<T>(
   });
   const ports = internal.createPortRegistry();
   ports.provide('mail', mail);
+  // SPEC-3 §3: an invitation's user.created and an MFA reset's mfa.disabled are recorded as the routes do.
+  ports.provide(
+    'webhooks',
+    internal.createStandaloneWebhookOutbox(
+      db,
+      settings,
+      moduleTables<internal.WebhookTables>(project, 'webhooks'),
+    ),
+  );
   // Link cooldowns and used TOTP steps are the server's business: nothing here needs them shared.
   const cache = new internal.MemoryCache(1_000, settings.cache_prefix);
   const accounts = internal.createAccountService({
