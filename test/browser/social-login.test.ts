@@ -35,6 +35,8 @@ describeInChromium('social login in the example frontend', () => {
       database: { dialect: 'sqlite', label: 'sqlite', url: sqlite.url },
       settings: {
         public_url: origin,
+        // The example frontend keeps its session in cookies (docs/browser-sessions.md); the exchange sets them.
+        cookie_sessions_enabled: true,
         oauth_providers: 'acme',
         oauth_registration_enabled: true,
         ...{
