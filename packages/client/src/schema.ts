@@ -5338,6 +5338,10 @@ export interface paths {
               groups: {
                 [key: string]: unknown;
               }[];
+              /** @description The linked sign-in identities (provider, subject, email), without tokens */
+              identities: {
+                [key: string]: unknown;
+              }[];
               mfa: {
                 enabled: boolean;
                 method: string | null;
