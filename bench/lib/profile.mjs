@@ -2,16 +2,20 @@
 // docs/performance.md "Profiled and fixed": profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
 // self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
 //
-//   node bench/lib/profile.mjs <user|notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]
+//   node bench/lib/profile.mjs <user|notes|login|refresh|write|live|admin-patch> [seconds] [SVC_SETTING=value ...]
+//
+// `admin-patch` is the webhook bench's PATCH /api/admin/user/{id} (bench/webhooks.mjs); with SVC_WEBHOOKS_ENABLED=true
+// an endpoint of every `user.updated` points at a receiver in this process that answers 204.
 //
 // Only the samples of the load's window count; figures are per request answered. PROFILE_CONNECTIONS=1 runs one
 // request at a time; PROFILE_POSTGRES=1 serves a fresh database of SVC_TEST_POSTGRES_URL.
 import { URLSearchParams } from 'node:url';
 import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from './pg.mjs';
-import { READER, TMP, createProject, login, seedReader, startServe } from './project.mjs';
+import { ADMIN, READER, TMP, call, createProject, login, seedReader, startServe } from './project.mjs';
 
 const [scenario = 'user', seconds = '8', ...pairs] = process.argv.slice(2);
 const settings = Object.fromEntries(
@@ -47,6 +51,29 @@ try {
       contentType: 'application/x-www-form-urlencoded',
     },
   };
+  if (scenario === 'admin-patch') {
+    const admin = (await login(server.base, ADMIN)).access_token;
+    if (settings.webhooks_enabled === 'true') {
+      const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+      await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      receiver.unref();
+      await call(server.base, 'POST', '/api/admin/webhooks', {
+        token: admin,
+        json: { url: `http://127.0.0.1:${receiver.address().port}/hook`, events: ['user.updated'] },
+      });
+    }
+    const { body } = await call(server.base, 'POST', '/api/auth/register', {
+      json: { username: 'bench-patch', password: 'bench-patch-password-1' },
+    });
+    jobs['admin-patch'] = {
+      url: url(`/api/admin/user/${body.id}`),
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${admin}` },
+      // Alternating names, as the webhook bench: each PATCH changes the user, so each emits `user.updated`.
+      bodies: ['{"firstName":"bench-a"}', '{"firstName":"bench-b"}'],
+      contentType: 'application/json',
+    };
+  }
   if (scenario === 'refresh') {
     const seedTokens = [];
     for (let i = 0; i < 30; i++) seedTokens.push((await login(server.base, READER)).refresh_token);
