@@ -156,7 +156,7 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     expect(
       await dialog
         .getByRole('button', { name: 'Cancel' })
-        .evaluate((b) => b === b.ownerDocument.activeElement),
+        .evaluate((b) => b === (globalThis as any).document.activeElement),
     ).toBe(true);
     await checkPage(page, ARTIFACTS, '03-confirm-revoke-session');
     await dialog.getByRole('button', { name: 'Revoke', exact: true }).click();
@@ -179,7 +179,7 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     await page.keyboard.press('Escape');
     await until(() => page.getByRole('alertdialog').count(), 0);
     // The focus is back on the button that opened the dialog.
-    expect(await revoke.evaluate((b) => b === b.ownerDocument.activeElement)).toBe(true);
+    expect(await revoke.evaluate((b) => b === (globalThis as any).document.activeElement)).toBe(true);
     expect((await api.get(`/api/admin/user/${dave.id}/tokens`)).body.data).toHaveLength(1);
 
     await revoke.click();
