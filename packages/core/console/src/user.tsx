@@ -47,7 +47,7 @@ export function UserPage({ id, features }: { id: string; features: Features }) {
       return t('saved');
     });
   };
-  // Deactivation is undone by "Activate" on the same page, so it is not asked for; deletion is.
+  // Not asked for (yet): "Activate" lets the user in again, though the sessions it ended stay ended.
   const setActive = (isActive: boolean) =>
     void action.run(async (client) => {
       await call(client, 'PATCH', path, { body: { isActive } });
