@@ -1,7 +1,9 @@
 // The console's texts in English and German (SPEC-3 §6: "Texts in en and de, following the browser"). The
 // English labels of the sign-in form, the "Users" link and the "Search" field are the SPEC's own words.
+import { userDe, userEn } from './i18n-user.js';
 
 const en = {
+  ...userEn,
   appName: 'svc admin console',
   skipToContent: 'Skip to content',
   username: 'Username',
@@ -98,6 +100,7 @@ const en = {
 type Key = keyof typeof en;
 
 const de: Record<Key, string> = {
+  ...userDe,
   appName: 'svc-Administrationskonsole',
   skipToContent: 'Zum Inhalt springen',
   username: 'Benutzername',

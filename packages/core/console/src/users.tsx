@@ -7,6 +7,7 @@ import { call, type AdminUser, type Paged } from './api.js';
 import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad, yesNo } from './ui.js';
+import { InviteUser } from './invite.js';
 
 const COLUMNS: { key: string; label: TextKey }[] = [
   { key: 'username', label: 'username' },
@@ -123,6 +124,7 @@ export function UsersPage() {
         </>
       )}
       <CreateUser onCreated={list.reload} />
+      <InviteUser onInvited={list.reload} />
     </>
   );
 }
