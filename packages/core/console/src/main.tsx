@@ -12,7 +12,7 @@ import { UserPage } from './user.js';
 import { GroupsPage } from './groups.js';
 import { ActivityPage } from './activity.js';
 import { HealthPage } from './health.js';
-import { ErrorMessage } from './ui.js';
+import { ErrorMessage, firstPageShown } from './ui.js';
 import { OrganizationPage, OrganizationsPage } from './organizations.js';
 import { WebhookPage, WebhooksPage } from './webhooks.js';
 import { AppearancePage, applyAppearance, readAppearance, type Appearance } from './appearance.js';
@@ -133,6 +133,9 @@ function SignIn({ refusal }: { refusal: string | null }) {
   );
 }
 
+/** How long the feature reads wait for the first users list before they go anyway (it may fail or be slow). */
+const FIRST_PAGE_WAIT_MS = 1000;
+
 /** Which optional parts the server has mounted: a page of a switched-off feature is hidden (SPEC-3 §6). */
 export interface Features {
   activity: boolean;
@@ -160,18 +163,31 @@ function Shell() {
   const [features, setFeatures] = useState<Features | null>(null);
   useEffect(() => {
     let live = true;
-    // One round of parallel reads, each a route the console needs anyway; the users list does not wait for it.
-    void Promise.all([
-      probe(client, '/admin/audit/activity?limit=1'),
-      probe(client, '/admin/permissions/permissions'),
-      probe(client, '/admin/organizations?pageSize=1'),
-      probe(client, '/admin/webhooks'),
-      readAppearance(client),
-    ]).then(([activity, permissions, organizations, webhooks, appearance]) => {
-      if (!live) return;
-      applyAppearance(appearance);
-      setFeatures({ activity, permissions, organizations, webhooks, appearance });
+    // One round of parallel reads of routes the console needs anyway, to know which pages exist. The users
+    // list waits for none of them, and on the users list they wait for it (at most a second): the first page
+    // gets the server first (docs/performance.md "The admin console's size", its first-page budget).
+    const onUsersList = /^\/admin\/?(users\/?)?$/.test(location.pathname);
+    const first = onUsersList
+      ? Promise.race([firstPageShown, new Promise((done) => setTimeout(done, FIRST_PAGE_WAIT_MS))])
+      : Promise.resolve();
+    // The appearance is read at once (a small read), so the first page shows in the user's theme.
+    const appearance = readAppearance(client).then((read) => {
+      if (live) applyAppearance(read);
+      return read;
     });
+    void first
+      .then(() =>
+        Promise.all([
+          probe(client, '/admin/audit/activity?limit=1'),
+          probe(client, '/admin/permissions/permissions'),
+          probe(client, '/admin/organizations?pageSize=1'),
+          probe(client, '/admin/webhooks'),
+          appearance,
+        ]),
+      )
+      .then(([activity, permissions, organizations, webhooks, appearance]) => {
+        if (live) setFeatures({ activity, permissions, organizations, webhooks, appearance });
+      });
     return () => {
       live = false;
       applyAppearance(null);
