@@ -78,6 +78,8 @@ export interface ChromiumSuiteOptions {
    */
   reactPage?: string;
   settings?: StartTestAppOptions['settings'];
+  /** More options of the app (a `mailer` whose mails a test reads, `organizationRoles`…). */
+  app?: Omit<StartTestAppOptions, 'database' | 'settings'>;
 }
 
 /**
@@ -104,6 +106,7 @@ export function chromiumSuite(options: ChromiumSuiteOptions = {}): ChromiumSuite
         }
       : {};
     suite.app = await startTestApp({
+      ...options.app,
       database: suite.database,
       settings: { ...passkeySettings, ...cookieSettings, ...options.settings },
     });

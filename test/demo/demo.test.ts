@@ -90,6 +90,22 @@ describe('the demo project (examples/demo)', () => {
           expect(schema.data.sections.map((s) => s.name)).toContain('notifications');
           const docs = await fetch(`${url}/docs/`);
           expect(docs.status).toBe(200);
+          // The admin console (docs/admin-console.md) with what its pages need switched on in the demo:
+          // cookie sessions for its sign-in, organizations and webhooks for their pages.
+          const consolePage = await fetch(`${url}/admin/`);
+          expect(consolePage.status).toBe(200);
+          expect(await consolePage.text()).toContain('/admin/console.js');
+          const signIn = await fetch(`${url}/api/auth/session`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', origin: url },
+            body: JSON.stringify({ username: 'admin', password }),
+          });
+          expect(signIn.status).toBe(200);
+          for (const path of ['/api/admin/organizations', '/api/admin/webhooks'])
+            expect({ path, status: (await fetch(`${url}${path}`, { headers: auth })).status }).toEqual({
+              path,
+              status: 200,
+            });
         } finally {
           // Wait for the graceful stop: a server still running past the test keeps jest from exiting.
           if (server.exitCode === null && server.signalCode === null) {

@@ -5,20 +5,45 @@ import { createRoot } from 'react-dom/client';
 import { createClient, SvcApiError, type SvcClient } from '@svc/client';
 import { SvcProvider, useSession } from '@svc/react';
 import { locale, t } from './i18n.js';
-import { call, messageOf } from './api.js';
+import { API, call, messageOf } from './api.js';
 import { Link, useLocation } from './router.js';
 import { UsersPage } from './users.js';
 import { UserPage } from './user.js';
 import { GroupsPage } from './groups.js';
 import { ActivityPage } from './activity.js';
 import { HealthPage } from './health.js';
-import { ErrorMessage } from './ui.js';
+import { ErrorMessage, firstPageShown } from './ui.js';
+import { OrganizationPage, OrganizationsPage } from './organizations.js';
+import { WebhookPage, WebhooksPage } from './webhooks.js';
+import { AppearancePage, applyAppearance, readAppearance, type Appearance } from './appearance.js';
 
 document.documentElement.lang = locale;
 document.title = t('appName');
 
+/**
+ * Whether the passkey routes are mounted (SPEC-2 section 6, `passkeys_enabled`): before sign-in, an anonymous
+ * `GET /auth/passkeys` answers 401 where they are and the uniform 404 where they are not. No session is
+ * sent, no challenge is made and nothing counts against a rate limit.
+ */
+async function passkeysMounted(): Promise<boolean> {
+  try {
+    const response = await fetch(`${API}/auth/passkeys`, { credentials: 'omit' });
+    return response.status !== 404;
+  } catch {
+    return false;
+  }
+}
+
 function SignIn({ refusal }: { refusal: string | null }) {
-  const { signIn, mfa, status } = useSession();
+  const { signIn, mfa, status, client } = useSession();
+  const [passkeys, setPasskeys] = useState(false);
+  useEffect(() => {
+    let live = true;
+    void passkeysMounted().then((mounted) => live && setPasskeys(mounted));
+    return () => {
+      live = false;
+    };
+  }, []);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const first = useRef<HTMLInputElement>(null);
@@ -43,6 +68,9 @@ function SignIn({ refusal }: { refusal: string | null }) {
     const form = new FormData(event.currentTarget);
     void run(() => signIn(String(form.get('username') ?? ''), String(form.get('password') ?? '')));
   };
+  // SPEC-3 §6 "Sign-in ... by passkey": a discoverable credential, no username asked (SPEC-2 section 6); the
+  // client's onSignedIn makes the session read the user, whose superuser flag decides as for a password.
+  const onPasskey = () => void run(() => client.loginWithPasskey());
   const onCode = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -67,6 +95,11 @@ function SignIn({ refusal }: { refusal: string | null }) {
             <button type="button" onClick={() => mfa.cancel()}>
               {t('cancel')}
             </button>
+            {passkeys && (
+              <button type="button" disabled={busy} onClick={() => void run(() => mfa.verifyWithPasskey())}>
+                {t('usePasskey')}
+              </button>
+            )}
           </form>
         </>
       ) : (
@@ -86,16 +119,33 @@ function SignIn({ refusal }: { refusal: string | null }) {
               {t('signIn')}
             </button>
           </form>
+          {passkeys && (
+            <div className="alternative">
+              <p className="muted">{t('or')}</p>
+              <button type="button" disabled={busy} onClick={onPasskey}>
+                {t('signInWithPasskey')}
+              </button>
+            </div>
+          )}
         </>
       )}
     </main>
   );
 }
 
+/** How long the feature reads wait for the first users list before they go anyway (it may fail or be slow). */
+const FIRST_PAGE_WAIT_MS = 1000;
+
 /** Which optional parts the server has mounted: a page of a switched-off feature is hidden (SPEC-3 §6). */
 export interface Features {
   activity: boolean;
   permissions: boolean;
+  /** `organizations_enabled` (SPEC-3 §2): `GET /admin/organizations` is mounted. */
+  organizations: boolean;
+  /** `webhooks_enabled` (SPEC-3 §3): `GET /admin/webhooks` is mounted. */
+  webhooks: boolean;
+  /** The user's appearance settings; null when the settings routes are not mounted (no Appearance page). */
+  appearance: Appearance | null;
 }
 
 async function probe(client: SvcClient, path: string): Promise<boolean> {
@@ -113,25 +163,68 @@ function Shell() {
   const [features, setFeatures] = useState<Features | null>(null);
   useEffect(() => {
     let live = true;
-    void Promise.all([
-      probe(client, '/admin/audit/activity?limit=1'),
-      probe(client, '/admin/permissions/permissions'),
-    ]).then(([activity, permissions]) => live && setFeatures({ activity, permissions }));
+    // One round of parallel reads of routes the console needs anyway, to know which pages exist. The users
+    // list waits for none of them, and on the users list they wait for it (at most a second): the first page
+    // gets the server first (docs/performance.md "The admin console's size", its first-page budget).
+    const onUsersList = /^\/admin\/?(users\/?)?$/.test(location.pathname);
+    const first = onUsersList
+      ? Promise.race([firstPageShown, new Promise((done) => setTimeout(done, FIRST_PAGE_WAIT_MS))])
+      : Promise.resolve();
+    // The appearance is read at once (a small read), so the first page shows in the user's theme.
+    const appearance = readAppearance(client).then((read) => {
+      if (live) applyAppearance(read);
+      return read;
+    });
+    void first
+      .then(() =>
+        Promise.all([
+          probe(client, '/admin/audit/activity?limit=1'),
+          probe(client, '/admin/permissions/permissions'),
+          probe(client, '/admin/organizations?pageSize=1'),
+          probe(client, '/admin/webhooks'),
+          appearance,
+        ]),
+      )
+      .then(([activity, permissions, organizations, webhooks, appearance]) => {
+        if (live) setFeatures({ activity, permissions, organizations, webhooks, appearance });
+      });
     return () => {
       live = false;
+      applyAppearance(null);
     };
   }, [client]);
 
   const section = path.split('/')[1] || 'users';
-  const nav: { to: string; key: 'users' | 'groups' | 'activity' | 'health'; shown: boolean }[] = [
+  const nav: {
+    to: string;
+    key: 'users' | 'groups' | 'activity' | 'health' | 'organizations' | 'webhooks' | 'appearance';
+    shown: boolean;
+  }[] = [
     { to: '/users', key: 'users', shown: true },
     { to: '/groups', key: 'groups', shown: features?.permissions ?? false },
     { to: '/activity', key: 'activity', shown: features?.activity ?? false },
     { to: '/health', key: 'health', shown: true },
+    { to: '/organizations', key: 'organizations', shown: features?.organizations ?? false },
+    { to: '/webhooks', key: 'webhooks', shown: features?.webhooks ?? false },
+    { to: '/appearance', key: 'appearance', shown: !!features?.appearance },
   ];
+  const child = path.split('/')[2] ? decodeURIComponent(path.split('/')[2]!) : null;
 
   let page;
-  if (!features) page = <p>{t('loading')}</p>;
+  // The users list (the first page) needs none of the probes: shown at once (the "first page usable" budget).
+  if (section === 'users' && !child) page = <UsersPage />;
+  else if (!features) page = <p>{t('loading')}</p>;
+  else if (section === 'organizations' && features.organizations)
+    page = child ? <OrganizationPage id={child} /> : <OrganizationsPage />;
+  else if (section === 'webhooks' && features.webhooks)
+    page = child ? <WebhookPage id={child} /> : <WebhooksPage />;
+  else if (section === 'appearance' && features.appearance)
+    page = (
+      <AppearancePage
+        initial={features.appearance}
+        onSaved={(appearance) => setFeatures((known) => known && { ...known, appearance })}
+      />
+    );
   else if (section === 'users' && path.split('/')[2])
     page = <UserPage id={decodeURIComponent(path.split('/')[2]!)} features={features} />;
   else if (section === 'groups' && features.permissions) page = <GroupsPage />;

@@ -92,3 +92,16 @@ export function formatTime(value: string | null | undefined): string {
 export function yesNo(value: boolean): string {
   return value ? t('yes') : t('no');
 }
+
+/** The performance mark of the first users list shown (docs/performance.md "The admin console's first page"). */
+export const FIRST_PAGE_MARK = 'svc-console:first-page';
+
+let firstPageDone: () => void = () => undefined;
+/** Settles when the first users list is on screen (see {@link markFirstPage}). */
+export const firstPageShown = new Promise<void>((resolve) => (firstPageDone = resolve));
+
+/** Marks the moment the first list is on screen, once per page load (read by bench/console-size.mjs). */
+export function markFirstPage(): void {
+  if (performance.getEntriesByName(FIRST_PAGE_MARK).length === 0) performance.mark(FIRST_PAGE_MARK);
+  firstPageDone();
+}

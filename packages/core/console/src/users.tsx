@@ -2,11 +2,11 @@
 // `search`), sort by a column, page through; the state lives in the URL. Creating a user goes through
 // `POST /auth/register` (the only public route that creates a user with a password; it needs
 // `registration_enabled`, and the API's refusal is shown otherwise) and `PATCH /admin/user/{id}` for the flags.
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { call, type AdminUser, type Paged } from './api.js';
 import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
-import { ErrorMessage, Notice, formatTime, useAction, useLoad, yesNo } from './ui.js';
+import { ErrorMessage, Notice, formatTime, markFirstPage, useAction, useLoad, yesNo } from './ui.js';
 import { InviteUser } from './invite.js';
 
 const COLUMNS: { key: string; label: TextKey }[] = [
@@ -41,6 +41,9 @@ export function UsersPage() {
   const list = useLoad(JSON.stringify(state), (client) =>
     call<Paged<AdminUser>>(client, 'GET', '/admin/user/', { query: state }),
   );
+  useEffect(() => {
+    if (list.data) markFirstPage();
+  }, [list.data]);
 
   const onSearch = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
