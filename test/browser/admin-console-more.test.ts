@@ -13,7 +13,7 @@ import { eq } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { startTestApp, type LoggedInClient, type TestUser } from '@svc/core/testing';
 import type { OrganizationInvitationMail } from '../../packages/core/src/kernel/ports.js';
-import { dbOf } from '../../testing/mfa.js';
+import { dbOf, enrolTotp } from '../../testing/mfa.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../testing/webhook-receiver.js';
 import { chromiumSuite, describeInChromium, passkeyPage } from './browser.js';
 
@@ -64,6 +64,7 @@ describeInChromium('admin console: organizations, webhooks, passkeys, appearance
     passkeys: true,
     cookieSessions: true,
     settings: {
+      mfa_enabled: true,
       organizations_enabled: true,
       webhooks_enabled: true,
       // SPEC-3 §3: the receiver is on loopback, a private target (tests only).
@@ -338,6 +339,24 @@ describeInChromium('admin console: organizations, webhooks, passkeys, appearance
     await until(applied, (value) => value.theme === 'dark' && value.density === 'compact');
     await checkPage(page, '07-users-dark');
     expect(refusals).toEqual([]);
+  });
+
+  it('offers the passkey as the MFA step of a password sign-in', async () => {
+    await enrolTotp(suite.app, root);
+    const before = (await rootApi.get('/api/auth/passkeys')).body.data[0].lastUsedAt as string;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Username').fill(root.username);
+    await page.getByLabel('Password').fill(root.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Code').waitFor();
+    await checkPage(page, '08-mfa-passkey');
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+    // The passkey answered the step: its last use moved (read with a session made before the sign-out).
+    await until(
+      async () => (await rootApi.get('/api/auth/passkeys')).body.data[0].lastUsedAt as string,
+      (value) => value > before,
+    );
   });
 
   it('hides the pages of switched-off features (organizations, webhooks, passkeys)', async () => {
