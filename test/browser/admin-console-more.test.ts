@@ -345,6 +345,8 @@ describeInChromium('admin console: organizations, webhooks, passkeys, appearance
     await enrolTotp(suite.app, root);
     const before = (await rootApi.get('/api/auth/passkeys')).body.data[0].lastUsedAt as string;
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // The sign-in form replaces the users list (whose forms have their own "Username" fields) once signed out.
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     await page.getByLabel('Username').fill(root.username);
     await page.getByLabel('Password').fill(root.password);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
