@@ -289,6 +289,34 @@ describeEachDatabase('social login', (database) => {
     }
   });
 
+  it('leaves a login method when the last two identities are unlinked in parallel, again and again', async () => {
+    for (let round = 0; round < 4; round++) {
+      // An account made by a social login (no password), then a second identity linked to it.
+      const { res } = await loginWith(`race-${round}-a`, {
+        email: `race-${round}@example.com`,
+        email_verified: true,
+      });
+      expect(res.status).toBe(200);
+      const owner = app.as(res.body.access_token);
+      const link = await owner.post('/api/auth/oauth/acme/link', {});
+      idp.accounts.set(`race-${round}-b`, { sub: `race-${round}-b` });
+      const linked = await socialSignIn(app.url, 'acme', idp, `race-${round}-b`, {
+        start: { authorizationUrl: link.body.data.authorizationUrl, cookie: bindingOf(link.headers) },
+      });
+      expect(linked.fragment).toEqual({ svc_linked: 'acme' });
+      const ids = ((await owner.get('/api/auth/identities')).body.data as { id: string }[]).map((i) => i.id);
+      expect(ids).toHaveLength(2);
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, k) => owner.delete(`/api/auth/identities/${ids[k % 2]}`)),
+      );
+      // Exactly one unlink wins; the rest find it gone (404) or the last method left (400).
+      expect(answers.filter((a) => a.status === 204)).toHaveLength(1);
+      for (const answer of answers.filter((a) => a.status !== 204))
+        expect(['auth.identity_not_found', 'auth.last_login_method']).toContain(answer.body.detail[0].code);
+      expect((await owner.get('/api/auth/identities')).body.data).toHaveLength(1);
+    }
+  });
+
   it('lists the identities in the data export', async () => {
     const { res } = await loginWith('exporter', { email: 'exporter@example.com', email_verified: true });
     const exported = await app.as(res.body.access_token).get('/api/auth/user/export');
