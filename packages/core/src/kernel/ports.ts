@@ -149,9 +149,10 @@ export interface SecondFactor {
   /**
    * When the user must pass a second step, starts the challenge and returns the `mfa_token`. `known`: the
    * value of {@link loginState} read with the user's row by the login's own statement; without it the
-   * second factor looks the user's state up itself.
+   * second factor looks the user's state up itself. `method`: how the first factor was proven (default
+   * `password`), carried to the completed login's `user.login` event (SPEC-3 §3).
    */
-  startChallenge(user: AuthUser, known?: { state: unknown }): Promise<string | null>;
+  startChallenge(user: AuthUser, known?: { state: unknown }, method?: LoginMethod): Promise<string | null>;
   /**
    * The user's second-factor state as an SQL expression over a row of the user table, which a password login
    * reads in the statement that finds the user (docs/performance.md "PostgreSQL round trips": one statement
