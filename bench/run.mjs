@@ -35,6 +35,7 @@ import { cpuSecondsOf, memoryOf, settle } from './lib/cpu.mjs';
 import { fmtInt, fmtMs, fmtPct, fmtUs, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
+import { mintExchangeBodies, startGithubStandIn } from './lib/oauth.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // `--cli`: only the CLI's start-up (bench/cli-start.mjs, docs/performance.md "The CLI's start"), its figures in
@@ -89,6 +90,14 @@ const TARGETS = [
   { row: 'broadcast', metric: 'p99', max: 50, text: 'broadcast to 1,000 sockets: last socket p99 <= 50 ms' },
   { row: 'idle-socket', metric: 'kib', max: 16, text: 'idle socket <= 16 KiB of heap' },
   { row: 'cold-start', metric: 'ms', max: 1500, text: 'cold start to /api/health/live <= 1.5 s' },
+  // SPEC-3 §1: the exchange replaces the password's hash by the identity's one indexed lookup (its budget: no more
+  // than one lookup added to a login's statements), so it is at least as fast as a password login.
+  {
+    row: 'oauth-exchange',
+    of: 'login',
+    min: 1,
+    text: 'social login exchange >= password login (one indexed lookup, no password hash)',
+  },
   // SPEC-3 §2 organizations: the membership check rides in the guard's one query.
   {
     row: 'org-notes',
@@ -117,6 +126,8 @@ const LABELS = {
   // SPEC-3 §5 and §4 (docs/browser-sessions.md, docs/impersonation.md)
   'user-cookie': 'GET /api/auth/user, the access token in the session cookie (no Authorization)',
   impersonate: 'POST /api/admin/user/{id}/impersonate (a new session and token each)',
+  // SPEC-3 §1 (docs/social-login.md)
+  'oauth-exchange': 'POST /api/auth/oauth/exchange (social login: a single-use code each)',
   // SPEC-3 §2 organizations
   'org-notes': 'GET /api/org-notes/ (organizationPermissions: notes.read, X-Organization-Id)',
 };
@@ -251,6 +262,9 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
     out.rows['cold-start'] = { ms: median(out.coldStarts), samples: out.coldStarts };
     log(`cold start ${out.coldStarts.map((n) => n.toFixed(0)).join(', ')} ms`);
 
+    // SPEC-3 §1: the row oauth-exchange signs in through a loopback stand-in for GitHub (bench/lib/oauth.mjs).
+    const github = await startGithubStandIn();
+    stops.push(github.stop);
     // The servers start side by side (each is stopped at the end even when another failed to start).
     const started = await Promise.allSettled([
       startServe(project.dir, {
@@ -259,6 +273,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         // SPEC-3 §4 and §5: the rows user-cookie and impersonate.
         cookie_sessions_enabled: true,
         impersonation_enabled: true,
+        ...github.settings,
       }),
       startServe(project.dir, { activity_log_enabled: false }),
       startServe(project.dir, { log_level: 'INFO' }),
@@ -412,6 +427,14 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
       ...(noSid ? { 'user-nosid': http(on.port, '/api/auth/user', { tokens: [noSid] }) } : {}),
       'user-cookie': cookieJob,
       impersonate: impersonateJob,
+      // SPEC-3 §1: one single-use code a request, made before each round (bench/lib/oauth.mjs), of `c` users as
+      // the login row's: the round ends when its codes are spent or its time is up.
+      'oauth-exchange': http(on.port, '/api/auth/oauth/exchange', {
+        method: 'POST',
+        contentType: 'application/json',
+        prepare: async (seconds, rate) =>
+          mintExchangeBodies(on.base, Math.min(Math.ceil(seconds * rate * 1.5), 20_000), c),
+      }),
     };
     if (withPeer) {
       const origin = { origin: better.base };
@@ -432,9 +455,17 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         minSeconds: 4,
       });
     }
+    /** The last round's rate of each job that makes its request bodies per round (`prepare`). */
+    const rates = {};
     const run = async (key, seconds) => {
-      const { pid, minSeconds = 0, ...job } = jobs[key];
+      const { pid, minSeconds = 0, prepare, ...job } = jobs[key];
       seconds = Math.max(seconds, minSeconds);
+      if (prepare) {
+        // Single-use bodies, made before the round (not in its figures); `amount` stops at the last one.
+        job.bodies = await prepare(seconds, rates[key] ?? 500);
+        job.amount = job.bodies.length;
+        await settle(pid);
+      }
       const dbBefore = await dbCpu?.();
       const cpuBefore = cpuSecondsOf(pid);
       const r = job.argon2
@@ -451,6 +482,7 @@ async function runDatabase(name, databaseUrl, { withPeer = false } = {}) {
         r.dbCpu = spent / r.total;
       }
       if (jobs[key].seedTokens) delete jobs[key].seedTokens; // handed over once
+      if (prepare) rates[key] = r.rps;
       // The requests still in flight when the load stopped end before the next target's round starts: the
       // logins' hashes used to fall on the round after them (`user`, counted in its CPU per request).
       await settle(pid);

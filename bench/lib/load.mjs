@@ -2,9 +2,10 @@
 // docs/performance.md "Benchmark suite": the load generator, in its own process (forked by bench/lib/http.mjs) so that autocannon's work is
 // never counted on the server's event loop. It runs one job at a time and sends its figures back.
 //
-// A job: { url, method, connections, seconds, body?, bodies?, contentType?, headers?, tokens?, chain? }
+// A job: { url, method, connections, seconds, body?, bodies?, amount?, contentType?, headers?, tokens?, chain? }
 //   headers: extra request headers (a cookie, the `Origin` a browser sends);
 //   bodies: request bodies, one per request in rotation;
+//   amount: stop after this many requests if `seconds` are not over first (single-use bodies: their number);
 //   tokens: bearer tokens, one per request in rotation (`Authorization: Bearer …`);
 //   chain:  'refresh': each request spends a refresh token and keeps the rotated one from the response for a
 //           later request (tokens kept across jobs; a request in flight when a job ends loses its chain).
@@ -66,10 +67,13 @@ process.on('message', async (job) => {
       url: job.url,
       connections: job.connections,
       duration: job.seconds,
+      ...(job.amount ? { amount: job.amount } : {}),
       requests: requestsOf(job),
     });
     process.send({
-      rps: r.requests.average,
+      // A job that ends at `amount` may end within its first second, where autocannon's per-second average has
+      // no whole sample: its rate is the requests over the time taken.
+      rps: job.amount ? r.requests.total / r.duration : r.requests.average,
       p50: r.latency.p50,
       p99: r.latency.p99,
       max: r.latency.max,

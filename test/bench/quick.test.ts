@@ -57,6 +57,8 @@ describe('pnpm bench --quick --peer', () => {
           'forgot-known',
           'forgot-unknown',
           'pat',
+          // SPEC-3 §1: the social login exchange, its codes made before the round (bench/lib/oauth.mjs).
+          'oauth-exchange',
           'peer-session',
           'login-one',
           'peer-login',

@@ -71,6 +71,9 @@ export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
 export { authTables, type AuthTables } from './auth/tables.js';
 export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';
+export { endImpersonationsByCommand } from './auth/impersonation.js';
+export { createStandaloneActivityLog } from './audit/standalone.js';
+export { createStandaloneEventSink } from './events/standalone.js';
 export { createPersonalTokenStore, type PersonalTokenStore } from './personal-tokens/store.js';
 export { personalTokenTables, type PersonalTokenTables } from './personal-tokens/tables.js';
 // Also in the public API; here so that `svc users` and the other commands that serve no HTTP import

@@ -69,6 +69,51 @@ function managerOf(project: UserProject) {
       project.settings,
       moduleTables<internal.WebhookTables>(project, 'webhooks'),
     ),
+    // SPEC-3 §4: demoting or deactivating a superuser ends their impersonations, recorded in the activity
+    // log as on the server (method `CLI`, the command as the path), and told to the hosts' superusers through
+    // the shared cache's event bus when there is one (docs/users-and-tokens.md "Impersonation").
+    endImpersonations: async (superuser, cause) => {
+      const sessions = internal.createSessionStore(
+        project.db,
+        project.tables,
+        internal.authTables(project.settings, project.db.dialect).session,
+      );
+      const manager = internal.createUserManager({
+        db: project.db,
+        tables: project.tables,
+        hashPassword: internal.hashPassword,
+        now: () => new Date(),
+      });
+      const { record } = internal.createStandaloneActivityLog(project.db, project.settings);
+      const ended = await internal.endImpersonationsByCommand({
+        sessions,
+        usernameOf: async (userId) => (await manager.findById(userId))?.username ?? null,
+        superuserId: superuser.id,
+        cause,
+        command: `svc users update ${superuser.username}`,
+        ...(record ? { record } : {}),
+      });
+      if (ended.length === 0) return;
+      const log = internal.createLogger(
+        {
+          level: internal.effectiveLogLevel(project.settings),
+          format: project.settings.log_format,
+          stream: process.stderr,
+        },
+        'svc',
+      );
+      const events = await internal.createStandaloneEventSink(project.settings, log);
+      if (!events) return;
+      try {
+        for (const row of ended) {
+          events.sessionsEnded?.(row.userId, [row.id]);
+          events.emit('session_revoked', { userId: row.userId, sessionId: row.id });
+          events.emit('impersonation_ended', { userId: row.userId, impersonatorId: superuser.id });
+        }
+      } finally {
+        await events.close();
+      }
+    },
   });
 }
 

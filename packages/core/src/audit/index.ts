@@ -40,6 +40,12 @@ export const auditModule = defineModule({
       events: () => ports.get('events'),
       log,
     });
+    // Entries no request records itself (SPEC-3 §4 an impersonation ended by a demotion, §1 a link at the
+    // callback): the same queue, sanitising and event as a request's.
+    ports.provide('activity', {
+      recent: (limit) => service.snapshot(limit),
+      record: (entry) => recorder.record(entry),
+    });
     return {
       routers: [createAuditRouter(service)],
       accountExport,

@@ -2,7 +2,7 @@ import type { Settings } from '../kernel/config/schema.js';
 import { isUuid, USERNAME_MAX_LENGTH } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { RequestRecord } from '../kernel/module.js';
-import type { Authenticator, EventSink, UserSettingsReader } from '../kernel/ports.js';
+import type { ActivityEntry, Authenticator, EventSink, UserSettingsReader } from '../kernel/ports.js';
 import { DESCRIPTION_MAX_LENGTH, OPT_OUT_SETTING, PATH_MAX_LENGTH, RECORDED_METHODS } from './constants.js';
 import { pathFragments, renderLogAs, sanitizeNullable, sanitizeText } from './sanitize.js';
 import type { NewActivity } from './tables.js';
@@ -163,6 +163,40 @@ export function createActivityRecorder(deps: ActivityRecorderDeps) {
       } catch (error) {
         log.error('activity log: recording failed', { exc: error });
         return undefined;
+      }
+    },
+
+    /**
+     * An entry no request records itself (kernel/ports.ts `ActivityEntry`): sanitised and queued like a
+     * request's, with its `activity` event. Never rejects.
+     */
+    async record(entry: ActivityEntry): Promise<void> {
+      const username = sanitizeNullable(entry.username, USERNAME_MAX_LENGTH);
+      const path = sanitizeText(entry.path, PATH_MAX_LENGTH);
+      const description = sanitizeText(entry.description, DESCRIPTION_MAX_LENGTH);
+      const method = entry.method.toUpperCase();
+      try {
+        await deps.enqueue({
+          timestamp: new Date(),
+          userId: entry.userId,
+          username,
+          method,
+          path,
+          statusCode: entry.statusCode,
+          durationMs: 0,
+          description,
+          impersonatorId: entry.impersonatorId ?? null,
+        });
+        deps.events()?.emit('activity', {
+          userId: entry.userId,
+          username,
+          method,
+          path,
+          statusCode: entry.statusCode,
+          description,
+        });
+      } catch (error) {
+        log.error('activity log: recording failed', { exc: error });
       }
     },
 

@@ -144,9 +144,11 @@ export function createCookieSessionRouter(
     },
     async (ctx) => {
       const user = ctx.user;
-      if (user.impersonatorId !== undefined)
+      if (user.impersonatorId !== undefined) {
+        // SPEC-3 §4: the end by logout is recorded, as at `POST /auth/logout`.
+        ctx.describeActivity('impersonation ended by logout');
         await impersonation.end({ ...user, impersonatorId: user.impersonatorId });
-      else await service.endSession(user);
+      } else await service.endSession(user);
       ctx.setHeader('Set-Cookie', clearedCookieHeaders(settings));
     },
   );

@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../../../../testing/cli-process.js';
+import { eventsUrl, openSocket, ticketOf } from '../../../../testing/events.js';
 import {
   createPostgresDatabase,
   reportSkipped,
   startTestApp,
   TEST_POSTGRES_URL,
   TEST_REDIS_URL,
+  TEST_SECRET_KEY,
   type TestApp,
   type TestCache,
   type TestDatabase,
@@ -24,16 +30,18 @@ describe('impersonation ended across two app instances (PostgreSQL + Redis)', ()
   let created: { url: string; drop(): Promise<void> };
   let a: TestApp;
   let b: TestApp;
+  const prefix = `svctest:${randomBytes(5).toString('hex')}:`;
 
   beforeAll(async () => {
     created = await createPostgresDatabase();
     const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
-    const cache: TestCache = {
-      kind: 'redis',
-      url: TEST_REDIS_URL,
-      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
+    const cache: TestCache = { kind: 'redis', url: TEST_REDIS_URL, prefix };
+    const settings = {
+      impersonation_enabled: true,
+      events_broadcast_enabled: true,
+      activity_log_enabled: true,
+      activity_log_sync: true,
     };
-    const settings = { impersonation_enabled: true };
     a = await startTestApp({ database, cache, settings });
     b = await startTestApp({ database, cache, settings });
   }, 60_000);
@@ -66,6 +74,53 @@ describe('impersonation ended across two app instances (PostgreSQL + Redis)', ()
       expect([res.status, res.body.detail[0].code]).toEqual([401, 'auth.session_revoked']);
     },
   );
+
+  it('svc users update --no-superuser ends the impersonation, records it, and tells the superusers of every host', async () => {
+    const watcher = await b.createUser({ username: 'root-bus', isSuperuser: true });
+    const socket = await openSocket(eventsUrl(b.url, { ticket: await ticketOf(await b.loginAs(watcher)) }));
+    const dir = mkdtempSync(join(tmpdir(), 'svc-impersonation-bus-'));
+    try {
+      const support = await a.createUser({ username: 'support-bus', isSuperuser: true });
+      const target = await a.createUser({ username: 'target-bus' });
+      const token = (
+        await (await a.loginAs(support)).post(`/api/admin/user/${target.id}/impersonate`, { reason: 'x' })
+      ).body.access_token as string;
+      writeFileSync(
+        join(dir, '.env'),
+        [
+          `SVC_SECRET_KEY=${TEST_SECRET_KEY}`,
+          `SVC_AUTH_DATABASE_URL=${created.url}`,
+          `SVC_CACHE_URL=${TEST_REDIS_URL}`,
+          `SVC_CACHE_PREFIX=${prefix}`,
+          'SVC_EVENTS_BROADCAST_ENABLED=true',
+          'SVC_ACTIVITY_LOG_ENABLED=true',
+          'SVC_LOG_LEVEL=ERROR',
+          '',
+        ].join('\n'),
+      );
+      const cli = await runCli(['--base-dir', dir, 'users', 'update', 'support-bus', '--no-superuser']);
+      expect(cli.code).toBe(0);
+      // The command is no host: the event reached B's socket through the shared cache's bus.
+      await socket.waitFor(
+        (f) =>
+          f.type === 'impersonation_ended' &&
+          f.data?.userId === target.id &&
+          f.data?.impersonatorId === support.id,
+        10_000,
+      );
+      const res = await b.as(token).get('/api/auth/user');
+      expect([res.status, res.body.detail[0].code]).toEqual([401, 'auth.session_revoked']);
+      const logged = await (
+        await b.loginAs(watcher)
+      ).get(`/api/admin/audit/logs?impersonatorId=${support.id}&userId=${target.id}`);
+      expect((logged.body.data.items as any[]).map((e) => [e.method, e.description])).toEqual([
+        ['CLI', "impersonation ended by the superuser's demotion"],
+      ]);
+    } finally {
+      await socket.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('refuses the token on A and B when the demotion bypasses both apps (the CLI writes the table)', async () => {
     const support = await a.createUser({ username: 'support-cli', isSuperuser: true });

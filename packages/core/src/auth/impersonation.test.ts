@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
+import { runCli } from '../../../../testing/cli-process.js';
 import {
   describeEachDatabase,
   startTestApp,
+  TEST_SECRET_KEY,
   type LoggedInClient,
   type TestApp,
   type TestClient,
@@ -12,6 +17,7 @@ import { eventsUrl, openSocket, ticketOf, type TestSocket } from '../../../../te
 // credential routes, `impersonator_id` in the activity log, logout and revocation, the superuser's demotion.
 
 const PASSWORD = 'correct-horse-battery';
+const CLI_TIMEOUT_MS = 120_000;
 
 describeEachDatabase('Impersonation', (database) => {
   let app: TestApp;
@@ -42,6 +48,8 @@ describeEachDatabase('Impersonation', (database) => {
         activity_log_sync: true,
         personal_tokens_enabled: true,
         events_broadcast_enabled: true,
+        // SPEC-3 §5: `DELETE /auth/session` ends an impersonation as the logout does.
+        cookie_sessions_enabled: true,
       },
     });
     const created = await app.createUser({ username: 'root', isSuperuser: true });
@@ -203,8 +211,76 @@ describeEachDatabase('Impersonation', (database) => {
     );
   });
 
-  it('ends at once when the superuser is demoted or deactivated (401 auth.session_revoked)', async () => {
-    for (const change of [{ isSuperuser: false }, { isActive: false }]) {
+  it("records the end by a superuser's revocation and by DELETE /auth/session, with impersonation_ended", async () => {
+    const gina = await newUser();
+    const token = (await impersonate(gina.id)).body.access_token;
+    const sid = (jwt.decode(token) as { sid: string }).sid;
+    expect((await root.delete(`/api/admin/user/${gina.id}/sessions/${sid}`)).status).toBe(204);
+    expect((await app.as(token).get('/api/auth/user')).status).toBe(401);
+    const revoked = await root.get(
+      `/api/admin/audit/activity?pathContains=${encodeURIComponent(`/sessions/${sid}`)}`,
+    );
+    expect(revoked.body.data).toEqual([
+      expect.objectContaining({ userId: rootId, description: 'impersonation ended by revocation' }),
+    ]);
+    await socket.waitFor(
+      (f) =>
+        f.type === 'impersonation_ended' && f.data?.userId === gina.id && f.data?.impersonatorId === rootId,
+    );
+
+    // SPEC-3 §5: `DELETE /auth/session` ends a session as `POST /auth/logout` does, an impersonation's too.
+    const second = app.as((await impersonate(gina.id)).body.access_token);
+    expect((await second.delete('/api/auth/session')).status).toBe(204);
+    expect((await second.get('/api/auth/user')).status).toBe(401);
+    const loggedOut = await root.get(`/api/admin/audit/logs?impersonatorId=${rootId}&userId=${gina.id}`);
+    expect((loggedOut.body.data.items as any[]).map((e) => [e.method, e.path, e.description])).toEqual([
+      ['DELETE', '/api/auth/session', 'impersonation ended by logout'],
+    ]);
+    let ends = 0; // the second impersonation_ended of gina's (the frames seen so far count too)
+    await socket.waitFor(
+      (f) => f.type === 'impersonation_ended' && f.data?.userId === gina.id && ++ends === 2,
+    );
+
+    // Revoking all of the user's sessions ends an impersonation among them too.
+    const third = app.as((await impersonate(gina.id)).body.access_token);
+    expect((await root.delete(`/api/admin/user/${gina.id}/sessions`)).status).toBe(204);
+    expect((await third.get('/api/auth/user')).status).toBe(401);
+    const all = await root.get(
+      `/api/admin/audit/activity?pathContains=${encodeURIComponent(`/${gina.id}/sessions`)}&method=DELETE`,
+    );
+    expect(all.body.data[0]).toMatchObject({
+      path: `/api/admin/user/${gina.id}/sessions`,
+      description: `ended the sessions of ${gina.id}; impersonation ended by revocation`,
+    });
+    let more = 0;
+    await socket.waitFor(
+      (f) => f.type === 'impersonation_ended' && f.data?.userId === gina.id && ++more === 3,
+    );
+
+    // And the user's own `revoke-others`.
+    const fourth = app.as((await impersonate(gina.id)).body.access_token);
+    const own = await app.loginAs(gina);
+    expect((await own.post('/api/auth/sessions/revoke-others')).status).toBe(204);
+    expect((await fourth.get('/api/auth/user')).status).toBe(401);
+    const others = await root.get(`/api/admin/audit/activity?userId=${gina.id}&pathContains=revoke-others`);
+    expect(others.body.data).toEqual([
+      expect.objectContaining({
+        path: '/api/auth/sessions/revoke-others',
+        description: 'impersonation ended by revocation',
+      }),
+    ]);
+    let last = 0;
+    await socket.waitFor(
+      (f) => f.type === 'impersonation_ended' && f.data?.userId === gina.id && ++last === 4,
+    );
+  });
+
+  it('ends at once when the superuser is demoted or deactivated (401 auth.session_revoked), recording the end', async () => {
+    const changes = [
+      [{ isSuperuser: false }, 'demotion'],
+      [{ isActive: false }, 'deactivation'],
+    ] as const;
+    for (const [change, cause] of changes) {
       const admin = await app.createUser({ username: `admin${++counter}`, isSuperuser: true });
       const adminClient = await app.loginAs(admin);
       const target = await newUser();
@@ -219,8 +295,75 @@ describeEachDatabase('Impersonation', (database) => {
           f.data?.userId === target.id &&
           f.data?.impersonatorId === admin.id,
       );
+      // SPEC-3 §4: the end is in the activity log like the end by logout: the user, the superuser as
+      // impersonator, the demoting request's method and path.
+      const logged = await root.get(`/api/admin/audit/logs?impersonatorId=${admin.id}&userId=${target.id}`);
+      expect(logged.status).toBe(200);
+      expect(
+        (logged.body.data.items as any[]).map((e) => [e.method, e.path, e.username, e.description]),
+      ).toEqual([
+        [
+          'PATCH',
+          `/api/admin/user/${admin.id}`,
+          target.username,
+          `impersonation ended by the superuser's ${cause}`,
+        ],
+      ]);
     }
   });
+
+  it(
+    'ends and records the impersonations of a superuser demoted or deactivated by svc users update',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-impersonation-cli-'));
+      try {
+        writeFileSync(
+          join(dir, '.env'),
+          [
+            `SVC_SECRET_KEY=${TEST_SECRET_KEY}`,
+            `SVC_AUTH_DATABASE_URL=${database.url}`,
+            'SVC_ACTIVITY_LOG_ENABLED=true',
+            'SVC_LOG_LEVEL=ERROR',
+            '',
+          ].join('\n'),
+        );
+        const flags = [
+          ['--no-superuser', 'demotion'],
+          ['--no-active', 'deactivation'],
+        ] as const;
+        for (const [flag, cause] of flags) {
+          const admin = await app.createUser({ username: `cliadmin${++counter}`, isSuperuser: true });
+          const target = await newUser();
+          const token = (await impersonate(target.id, await app.loginAs(admin))).body.access_token;
+          const sid = (jwt.decode(token) as { sid: string }).sid;
+          const cli = await runCli(['--base-dir', dir, 'users', 'update', admin.username, flag]);
+          expect(cli.code).toBe(0);
+          const res = await app.as(token).get('/api/auth/user');
+          expect([res.status, res.body.detail[0].code]).toEqual([401, 'auth.session_revoked']);
+          const logged = await root.get(
+            `/api/admin/audit/logs?impersonatorId=${admin.id}&userId=${target.id}`,
+          );
+          expect(
+            (logged.body.data.items as any[]).map((e) => [e.method, e.path, e.username, e.description]),
+          ).toEqual([
+            [
+              'CLI',
+              `svc users update ${admin.username}`,
+              target.username,
+              `impersonation ended by the superuser's ${cause}`,
+            ],
+          ]);
+          // Ended, not only refused: the user's session list no longer shows it.
+          const own = await app.loginAs(target);
+          const listed = (await own.get('/api/auth/sessions')).body.data as { id: string }[];
+          expect(listed.map((s) => s.id)).not.toContain(sid);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    CLI_TIMEOUT_MS,
+  );
 
   it('is not mounted while impersonation_enabled is false', async () => {
     const off = await startTestApp({ database, settings: {} });

@@ -4,7 +4,8 @@ import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid, UserIdParam } from '../kernel/identity.js';
 import type { ModulePorts } from '../kernel/module.js';
-import type { AuthUser } from '../kernel/ports.js';
+import type { ActivityEntry, AuthUser } from '../kernel/ports.js';
+import { apiBase } from '../kernel/routes.js';
 import { defineRouter, type Router } from '../kernel/router.js';
 import type { SessionStore } from './session-store.js';
 import { sessionClient } from './sessions.js';
@@ -34,8 +35,17 @@ export interface ImpersonationDeps {
   store: AuthStore;
   sessions: SessionStore;
   signer: TokenSigner;
-  ports: ModulePorts<never, never, never>;
+  /** The event sink; the activity log's writer (`activity`), when the audit module is there. */
+  ports: ModulePorts<never, never, 'activity'>;
   now: () => Date;
+}
+
+/** Why a superuser's impersonations end at once (SPEC-3 §4). */
+export type ImpersonationEndCause = 'demotion' | 'deactivation';
+
+/** How the superuser lost the power, at the admin route `PATCH /admin/user/{user_id}`. */
+export interface ImpersonationEndSource {
+  cause: ImpersonationEndCause;
 }
 
 export function createImpersonation(deps: ImpersonationDeps) {
@@ -89,9 +99,26 @@ export function createImpersonation(deps: ImpersonationDeps) {
      * SPEC-3 §4: the superuser was demoted or deactivated: their impersonation sessions end (the guard
      * refuses their tokens already, on every host: auth/session-store.ts `sessionStateColumn`).
      */
-    async endBy(superuserId: string): Promise<void> {
-      for (const row of await sessions.revokeImpersonationsBy(superuserId, now()))
+    async endBy(superuserId: string, source: ImpersonationEndSource = { cause: 'demotion' }): Promise<void> {
+      const rows = await sessions.revokeImpersonationsBy(superuserId, now());
+      const activity = ports.find('activity');
+      for (const row of rows) {
         ended(row.userId, row.id, superuserId);
+        // SPEC-3 §4: the end by the superuser's demotion is recorded like the end by logout: the user as the
+        // user, the superuser as `impersonator_id` (the demoting request's own entry names whoever demoted).
+        if (activity?.record) {
+          const target = await store.userById(row.userId);
+          await activity.record({
+            userId: row.userId,
+            username: target?.username ?? null,
+            impersonatorId: superuserId,
+            method: 'PATCH',
+            path: `${apiBase(settings)}/admin/user/${superuserId}`,
+            statusCode: 200,
+            description: `impersonation ended by the superuser's ${source.cause}`,
+          });
+        }
+      }
     },
 
     /** `impersonatedBy` of a request's user, or undefined. */
@@ -137,4 +164,37 @@ export function createImpersonationRouter(impersonation: Impersonation): Router 
     },
   );
   return router;
+}
+
+/**
+ * SPEC-3 §4 for a process without the app (`svc users update --no-superuser` / `--no-active`): ends the live
+ * impersonation sessions of the superuser (the guard already refuses their tokens on every host, auth/
+ * session-store.ts `sessionStateColumn`; this marks them ended, so the user's session list drops them) and
+ * hands each end to `record` as its activity entry, named by the command. The ended sessions, with their users.
+ */
+export async function endImpersonationsByCommand(input: {
+  sessions: SessionStore;
+  /** The username of a user id (the entry's `username`). */
+  usernameOf(userId: string): Promise<string | null>;
+  superuserId: string;
+  cause: ImpersonationEndCause;
+  /** The command, recorded as the entry's path (its method is `CLI`). */
+  command: string;
+  record?(entry: ActivityEntry): Promise<void>;
+}): Promise<{ id: string; userId: string }[]> {
+  const rows = await input.sessions.revokeImpersonationsBy(input.superuserId, new Date());
+  if (input.record) {
+    for (const row of rows) {
+      await input.record({
+        userId: row.userId,
+        username: await input.usernameOf(row.userId),
+        impersonatorId: input.superuserId,
+        method: 'CLI',
+        path: input.command,
+        statusCode: 200,
+        description: `impersonation ended by the superuser's ${input.cause}`,
+      });
+    }
+  }
+  return rows;
 }

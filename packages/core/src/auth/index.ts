@@ -22,7 +22,7 @@ export const authModule = defineModule({
   tables: authTables,
   // `permissions`: only the fallback below, when no other module provides it.
   provides: ['authenticator', 'tokens', 'loginGuard', 'rateLimiter', 'permissions', 'browserSessions'],
-  uses: ['secondFactor', 'permissions', 'accounts', 'personalTokenRevoker', 'organizations'],
+  uses: ['secondFactor', 'permissions', 'accounts', 'personalTokenRevoker', 'organizations', 'activity'],
   async setup({ settings, authDb, cache, log, ports, coreTables, tables }) {
     const now = () => new Date();
     const store = createAuthStore(authDb, coreTables, tables.session);

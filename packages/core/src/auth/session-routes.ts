@@ -35,7 +35,11 @@ export function createSessionRouter(sessions: SessionService): Router {
       status: 204,
       allowPersonalToken: false,
     },
-    (ctx) => sessions.revokeOthers(ctx.user.id, ctx.user.sessionId),
+    async (ctx) => {
+      // SPEC-3 §4: an impersonation among them ends by revocation, recorded as such.
+      if (await sessions.revokeOthers(ctx.user.id, ctx.user.sessionId))
+        ctx.describeActivity('impersonation ended by revocation');
+    },
   );
 
   router.delete(
@@ -96,7 +100,13 @@ export function createSessionAdminRouter(sessions: SessionService): Router {
       status: 204,
       logAs: 'ended the sessions of {user_id}',
     },
-    (ctx) => sessions.adminRevokeAll(ctx.params.user_id, ctx.query.includeTokens),
+    async (ctx) => {
+      // SPEC-3 §4: an impersonation among them ends by revocation, recorded as such.
+      if (await sessions.adminRevokeAll(ctx.params.user_id, ctx.query.includeTokens))
+        ctx.describeActivity(
+          `ended the sessions of ${ctx.params.user_id}; impersonation ended by revocation`,
+        );
+    },
   );
 
   admin.delete(

@@ -229,6 +229,18 @@ export function createSessionStore(
         .returning({ id: session.id, userId: session.userId });
     },
 
+    /**
+     * The user's impersonation sessions not yet ended (SPEC-3 §4), with their superusers: what a revocation of
+     * several sessions (`revoke-others`, the admin's revoke-all) ends besides the logins.
+     */
+    async impersonationsOf(userId: string): Promise<{ id: string; impersonatorId: string }[]> {
+      const rows = await orm
+        .select({ id: session.id, impersonatorId: session.impersonatorId })
+        .from(session)
+        .where(and(eq(session.userId, userId), isNotNull(session.impersonatorId), isNull(session.revokedAt)));
+      return rows.map((row) => ({ id: row.id, impersonatorId: row.impersonatorId! }));
+    },
+
     /** The impersonator of a live session, or null (a login's session, revoked, or unknown). */
     async impersonatorOf(id: string): Promise<string | null> {
       const [row] = await orm

@@ -100,6 +100,23 @@ export function createSessionService(deps: SessionServiceDeps) {
     );
   }
 
+  /**
+   * Ends several sessions of the user (all, or all but one); true when impersonation sessions were among them,
+   * whose ends are told as a single revocation's are (SPEC-3 §4: revoking the session ends it).
+   */
+  async function revokeSeveral(userId: string, which: { except?: string }): Promise<boolean> {
+    const impersonations = await sessions.impersonationsOf(userId);
+    const ids = await revokeRecorded(userId, which);
+    ended(userId, ids);
+    let any = false;
+    for (const row of impersonations) {
+      if (!ids.includes(row.id)) continue;
+      ports.get('events').emit('impersonation_ended', { userId, impersonatorId: row.impersonatorId });
+      any = true;
+    }
+    return any;
+  }
+
   /** Ends one session; the superuser's id when it was an impersonation (SPEC-3 §4), else null. */
   async function revokeOne(userId: string, sessionId: string): Promise<string | null> {
     // SPEC-3 §4: revoking an impersonation session ends the impersonation (its event names the superuser).
@@ -150,9 +167,12 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
     /** `DELETE /auth/sessions/{session_id}`: 404 `auth.session_not_found` unless an active session of the caller. */
     revokeOwn: revokeOne,
-    /** `POST /auth/sessions/revoke-others`: every session of the caller but `current`. */
-    async revokeOthers(userId: string, current: string | undefined): Promise<void> {
-      ended(userId, await revokeRecorded(userId, current ? { except: current } : {}));
+    /**
+     * `POST /auth/sessions/revoke-others`: every session of the caller but `current`; true when an
+     * impersonation was among them.
+     */
+    revokeOthers(userId: string, current: string | undefined): Promise<boolean> {
+      return revokeSeveral(userId, current ? { except: current } : {});
     },
 
     /** `GET /admin/user/{user_id}/sessions`. */
@@ -164,10 +184,11 @@ export function createSessionService(deps: SessionServiceDeps) {
      * `DELETE /admin/user/{user_id}/sessions`; `includeTokens` deletes the personal tokens too (SPEC-3 §7 rule
      * 2: revoking everything means everything).
      */
-    async adminRevokeAll(userId: string, includeTokens = false): Promise<void> {
+    async adminRevokeAll(userId: string, includeTokens = false): Promise<boolean> {
       await existingUser(userId);
-      ended(userId, await revokeRecorded(userId));
+      const impersonationEnded = await revokeSeveral(userId, {});
       if (includeTokens) await ports.find('personalTokenRevoker')?.deleteAll(userId);
+      return impersonationEnded;
     },
     /** `DELETE /admin/user/{user_id}/sessions/{session_id}`. */
     async adminRevoke(userId: string, sessionId: string): Promise<string | null> {

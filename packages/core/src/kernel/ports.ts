@@ -62,7 +62,7 @@ export interface TokenService {
    * SPEC-3 §4: a superuser lost the power (demoted or deactivated): their impersonation sessions end, with
    * their events. Optional: a token service without impersonation has none.
    */
-  endImpersonationsBy?(superuserId: string): Promise<void>;
+  endImpersonationsBy?(superuserId: string, source?: { cause: 'demotion' | 'deactivation' }): Promise<void>;
 }
 
 /** @deprecated use TokenService (the `tokens` port also issues and checks MFA tokens now) */
@@ -115,10 +115,33 @@ export interface EventSink {
   sessionsEnded?(userId: string, sessionIds: string[]): void;
 }
 
-/** The audit feature's reader for the events snapshot. */
+/**
+ * An activity entry that no request of its own records: a change a request made to someone else's session
+ * or account (SPEC-3 §4: an impersonation ended by the superuser's demotion; SPEC-3 §1: an identity linked at
+ * a login's callback, a GET). Stored and sanitised like a request's entry (SPEC "Activity log recording rules"
+ * 6), with its `activity` event.
+ */
+export interface ActivityEntry {
+  userId: string | null;
+  username: string | null;
+  /** SPEC-3 §4: the superuser acting as `userId`. */
+  impersonatorId?: string | null;
+  /** The request that caused it (a command: `CLI`). */
+  method: string;
+  path: string;
+  statusCode: number;
+  description: string;
+}
+
+/** The audit feature's reader for the events snapshot, and its writer of entries outside requests. */
 export interface ActivityReader {
   /** The last `limit` entries, oldest first, snake_case database field names; null if the table is missing. */
   recent(limit: number): Promise<Record<string, unknown>[] | null>;
+  /**
+   * Records an entry no request records itself ({@link ActivityEntry}); absent while `activity_log_enabled` is
+   * false. Never throws: a failure is logged, as for a request's entry.
+   */
+  record?(entry: ActivityEntry): Promise<void>;
 }
 
 /** The second factor during login (implemented by `mfa`). */
@@ -126,9 +149,10 @@ export interface SecondFactor {
   /**
    * When the user must pass a second step, starts the challenge and returns the `mfa_token`. `known`: the
    * value of {@link loginState} read with the user's row by the login's own statement; without it the
-   * second factor looks the user's state up itself.
+   * second factor looks the user's state up itself. `method`: how the first factor was proven (default
+   * `password`), carried to the completed login's `user.login` event (SPEC-3 §3).
    */
-  startChallenge(user: AuthUser, known?: { state: unknown }): Promise<string | null>;
+  startChallenge(user: AuthUser, known?: { state: unknown }, method?: LoginMethod): Promise<string | null>;
   /**
    * The user's second-factor state as an SQL expression over a row of the user table, which a password login
    * reads in the statement that finds the user (docs/performance.md "PostgreSQL round trips": one statement

@@ -5,7 +5,7 @@ import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { ModulePorts } from '../kernel/module.js';
-import type { AuthUser, SecondFactor, TokenPair } from '../kernel/ports.js';
+import type { AuthUser, LoginMethod, SecondFactor, TokenPair } from '../kernel/ports.js';
 import { generateBackupCodes, normaliseBackupCode } from './backup-codes.js';
 import {
   BACKUP_CODE_CAS_RETRIES,
@@ -42,6 +42,13 @@ export interface MfaServiceDeps {
 const CHALLENGE_CLAIM = 'cid';
 /** The claim of the `mfa_token` carrying the user's `password_changed_at` (epoch ms or null) at its start. */
 const PASSWORD_CLAIM = 'pwc';
+/**
+ * The claim of the `mfa_token` carrying how the first factor was proven when not by password (SPEC-3 §3
+ * `user.login`'s `method`: a social login's MFA step still reports `oauth`). In the signed token, bound to its
+ * challenge, so the pending challenge's table needs no column for it; absent means `password`.
+ */
+const METHOD_CLAIM = 'lm';
+const FIRST_FACTORS: readonly LoginMethod[] = ['password', 'passkey', 'oauth'];
 
 /** A presented second factor: valid, wrong (a guess), or valid a moment ago and already used. */
 type CodeOutcome = 'ok' | 'wrong' | 'replayed';
@@ -229,6 +236,7 @@ export function createMfaService(deps: MfaServiceDeps) {
     challengeId: string;
     /** Absent in tokens signed before the claim existed. */
     passwordChangedAt: number | null | undefined;
+    method: LoginMethod;
   } {
     const checked = tokens().checkMfa(token);
     if (!checked) throw invalidToken();
@@ -236,7 +244,14 @@ export function createMfaService(deps: MfaServiceDeps) {
     if (typeof challengeId !== 'string') throw invalidToken();
     const changedAt = checked.claims[PASSWORD_CLAIM];
     if (typeof changedAt !== 'number' && changedAt !== null && changedAt !== undefined) throw invalidToken();
-    return { userId: checked.userId, challengeId, passwordChangedAt: changedAt };
+    const method = checked.claims[METHOD_CLAIM] ?? 'password';
+    if (!FIRST_FACTORS.includes(method as LoginMethod)) throw invalidToken();
+    return {
+      userId: checked.userId,
+      challengeId,
+      passwordChangedAt: changedAt,
+      method: method as LoginMethod,
+    };
   }
 
   /** Whether `input` is a valid second factor of `config` for this challenge, consuming what it uses. */
@@ -419,7 +434,11 @@ export function createMfaService(deps: MfaServiceDeps) {
      * SPEC "MFA login challenge": none → pending. Creates the challenge and returns its `mfa_token`; for
      * email/SMS a six-digit code is stored (hashed) and handed to the sender. Null when no MFA is active.
      */
-    async startChallenge(user: AuthUser, known?: { state: unknown }): Promise<string | null> {
+    async startChallenge(
+      user: AuthUser,
+      known?: { state: unknown },
+      method: LoginMethod = 'password',
+    ): Promise<string | null> {
       if (!settings.mfa_enabled) return null;
       // `known.state`: the active method read with the user's row by the login (`loginState` above); an SMS
       // code needs the configuration's phone number, read here as without it.
@@ -451,7 +470,11 @@ export function createMfaService(deps: MfaServiceDeps) {
       }
       // The password change the challenge was started after: a later change ends it (SPEC "Authentication" 8).
       const changedAt = user.passwordChangedAt?.getTime() ?? null;
-      return tokens().signMfa(user.id, { [CHALLENGE_CLAIM]: id, [PASSWORD_CLAIM]: changedAt });
+      return tokens().signMfa(user.id, {
+        [CHALLENGE_CLAIM]: id,
+        [PASSWORD_CLAIM]: changedAt,
+        ...(method === 'password' ? {} : { [METHOD_CLAIM]: method }),
+      });
     },
 
     /**
@@ -465,7 +488,7 @@ export function createMfaService(deps: MfaServiceDeps) {
       clientIp: string,
     ): Promise<TokenPair> {
       await rateLimit(clientIp);
-      const { userId, challengeId, passwordChangedAt } = readMfaToken(mfaToken);
+      const { userId, challengeId, passwordChangedAt, method } = readMfaToken(mfaToken);
       const challenge = await store.challenge(challengeId);
       if (!challenge || challenge.userId !== userId) throw new SvcError('mfa.challenge_not_found');
       if (challenge.expiresAt.getTime() <= now().getTime()) {
@@ -557,7 +580,8 @@ export function createMfaService(deps: MfaServiceDeps) {
           await guard.releaseAttempt(admission);
           throw new SvcError('mfa.challenge_not_found');
         }
-        return await guard.completeLogin(user, { passwordChangedAt: changedAt }, admission);
+        // SPEC-3 §3: `user.login` names the first factor (a social login's MFA step is still `oauth`).
+        return await guard.completeLogin(user, { passwordChangedAt: changedAt }, admission, method);
       } finally {
         if (!settled) await guard.releaseAttempt(admission).catch(() => undefined);
       }

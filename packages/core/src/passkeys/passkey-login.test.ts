@@ -70,11 +70,53 @@ describeEachDatabase('Passkey login', (database) => {
       database,
       modules: [loginEvents(events)],
       logStream: logs.stream,
-      settings: { ...PASSKEY_TEST_SETTINGS, log_level: 'WARNING' },
+      settings: {
+        ...PASSKEY_TEST_SETTINGS,
+        log_level: 'WARNING',
+        // SPEC-3 §5: the passkey login is a token-issuing route.
+        cookie_sessions_enabled: true,
+        csrf_trusted_origins: [PASSKEY_TEST_ORIGIN],
+      },
     });
     t = app.app.runtime.tables.core as unknown as CoreTables;
   });
   afterAll(() => app.close());
+
+  it('answers X-Svc-Session: cookie with the cookies and {user}, no token in the body; cross-site refused first (SPEC-3 §5)', async () => {
+    const { user, device } = await userWithPasskey('carla');
+    const cookieLogin = async (origin: string) => {
+      const { challengeId, options } = await passkeyOptions(app);
+      return app.post(
+        '/api/auth/passkey/token',
+        { challengeId, response: device.get(options) },
+        { headers: { 'X-Svc-Session': 'cookie', Origin: origin } },
+      );
+    };
+    const crossSite = await cookieLogin('https://evil.example');
+    expect([crossSite.status, crossSite.body.detail[0].code]).toEqual([403, 'auth.csrf_failed']);
+    expect(crossSite.headers.getSetCookie()).toEqual([]);
+
+    const res = await cookieLogin(PASSKEY_TEST_ORIGIN);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, data: { user: { id: user.id, username: 'carla' } } });
+    expect(Object.keys(res.body.data)).toEqual(['user']);
+    expect(res.text).not.toMatch(/access_token|refresh_token|eyJ/);
+    const cookies = new Map(
+      res.headers.getSetCookie().map((line) => [line.slice(0, line.indexOf('=')), line] as const),
+    );
+    expect([...cookies.keys()].sort()).toEqual([
+      '__Host-svc_csrf',
+      '__Host-svc_session',
+      '__Secure-svc_refresh',
+    ]);
+    expect(cookies.get('__Host-svc_session')).toMatch(/HttpOnly/);
+    expect(cookies.get('__Secure-svc_refresh')).toMatch(/Path=\/api\/auth\/session/);
+    const session = cookies.get('__Host-svc_session')!;
+    const value = session.slice(session.indexOf('=') + 1, session.indexOf(';'));
+    const me = await app.get('/api/auth/user', { headers: { Cookie: `__Host-svc_session=${value}` } });
+    expect(me.body.data.username).toBe('carla');
+    expect(events).toContainEqual({ userId: user.id, username: 'carla' });
+  });
 
   it('logs in with a discoverable passkey: a bare token pair, the login event, lastUsedAt', async () => {
     const { user, device } = await userWithPasskey('alice');

@@ -20,7 +20,7 @@ export const socialLoginModule = defineModule({
   tables: socialLoginTables,
   options: moduleOptions<SocialLoginOptions>('oauthProviders'),
   requires: ['loginGuard'],
-  uses: ['secondFactor', 'rateLimiter', 'browserSessions', 'webhooks'],
+  uses: ['secondFactor', 'rateLimiter', 'browserSessions', 'webhooks', 'activity'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables, options }) {
     const store = createSocialLoginStore(authDb, settings, tables, coreTables);
     // SPEC-3 section 1: the export lists the user's identities (no tokens are stored).
@@ -35,6 +35,7 @@ export const socialLoginModule = defineModule({
       store,
       events: () => ports.get('events'),
       webhooks: () => ports.get('webhooks'),
+      activity: () => ports.find('activity'),
       now,
     });
     const service = createSocialLoginService({

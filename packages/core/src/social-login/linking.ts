@@ -1,7 +1,8 @@
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { checkUsername, USERNAME_MAX_LENGTH } from '../kernel/identity.js';
-import type { EventSink, WebhookOutbox } from '../kernel/ports.js';
+import type { ActivityReader, EventSink, WebhookOutbox } from '../kernel/ports.js';
+import { apiBase } from '../kernel/routes.js';
 import { toUserOut } from '../kernel/user-out.js';
 import { NO_PASSWORD_HASH } from './constants.js';
 import type { ProviderIdentity } from './provider-client.js';
@@ -91,6 +92,8 @@ export interface LinkingDeps {
   events: () => EventSink;
   /** The webhook outbox (SPEC-3 §3), read when a change is made (the webhooks module may replace it). */
   webhooks: () => WebhookOutbox;
+  /** The activity log (its writer while `activity_log_enabled`), when the audit module is there. */
+  activity?: () => ActivityReader | undefined;
   now: () => Date;
 }
 
@@ -165,6 +168,22 @@ export function createLinkingRules(deps: LinkingDeps) {
     return { row, created };
   }
 
+  /**
+   * SPEC-3 section 1: linking is recorded in the activity log. A link started with `POST .../link` is that
+   * request's entry (`started linking {provider}`); a link made at a login's callback (rules 3 and 4) has no
+   * request of its own that is recorded (a GET), so it gets an entry here: the user, the callback's path.
+   */
+  async function recordLink(user: UserRow, provider: string, description: string): Promise<void> {
+    await deps.activity?.()?.record?.({
+      userId: user.id,
+      username: user.username,
+      method: 'GET',
+      path: `${apiBase(settings)}/auth/oauth/${provider}/callback`,
+      statusCode: 302,
+      description,
+    });
+  }
+
   async function apply(
     input: { entry: EntryPoint; provider: string; identity: ProviderIdentity; boundUser?: string | null },
     retried = false,
@@ -192,6 +211,9 @@ export function createLinkingRules(deps: LinkingDeps) {
           if (retried) throw new SvcError('auth.oauth_identity_in_use');
           return apply(input, true); // a concurrent callback linked it: decide again
         }
+        // Rule 3, the automatic link by a verified email (a link by `POST .../link` has that request's entry).
+        if (decision.then === 'login')
+          await recordLink(user, provider, `linked ${provider} by verified email`);
         return { kind: decision.then, user, identity: row };
       }
       case 'register': {
@@ -214,6 +236,7 @@ export function createLinkingRules(deps: LinkingDeps) {
           return retried ? Promise.reject(new SvcError('auth.oauth_account_exists')) : apply(input, true);
         const { row, created } = await attach(user, provider, identity);
         if (!created) throw new SvcError('auth.oauth_identity_in_use');
+        await recordLink(user, provider, `registered with ${provider}`);
         return { kind: 'login', user, identity: row };
       }
     }

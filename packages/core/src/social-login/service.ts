@@ -218,7 +218,8 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
       if (secondFactor) {
         if (user.lockedUntil && user.lockedUntil.getTime() > now().getTime()) throw failed();
         // SPEC-3 section 1: a social login is a first factor.
-        const mfaToken = await secondFactor.startChallenge(authUser);
+        // SPEC-3 §3: the step's completed login still reports method `oauth`.
+        const mfaToken = await secondFactor.startChallenge(authUser, undefined, 'oauth');
         if (mfaToken) return { mfa_required: true, mfa_token: mfaToken };
       }
       // SPEC "Account login lock": refused while locked; the slot is held until the login completes.

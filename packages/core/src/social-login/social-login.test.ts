@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { freePort } from '../../../../testing/cli-process.js';
 import { moveClockAhead, restoreClock } from '../../../../testing/clock.js';
 import { eventsUrl, openSocket, ticketOf } from '../../../../testing/events.js';
@@ -10,6 +11,7 @@ import {
   type TestGithub,
   type TestIdp,
 } from '../../../../testing/oidc.js';
+import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
 const MINUTE = 60_000;
@@ -45,6 +47,8 @@ describeEachDatabase('social login', (database) => {
         mfa_enabled: true,
         personal_tokens_enabled: true,
         events_broadcast_enabled: true,
+        activity_log_enabled: true,
+        activity_log_sync: true,
         ...oidcSettings('acme', idp),
         ...{
           oauth_acme_label: 'Acme SSO',
@@ -161,6 +165,41 @@ describeEachDatabase('social login', (database) => {
     expect(res.body).toEqual({ mfa_required: true, mfa_token: expect.any(String) });
   });
 
+  it('records a link made at a login’s callback (verified email) in the activity log, as the link route’s is', async () => {
+    const user = await app.createUser({ username: 'auto-linked', email: 'auto-linked@example.com' });
+    const core = app.app.runtime.tables.core as unknown as CoreTables;
+    await app.app.runtime.authDb.orm
+      .update(core.user)
+      .set({ emailVerifiedAt: new Date() })
+      .where(eq(core.user.id, user.id));
+    const { res } = await loginWith('auto-linked-sub', {
+      email: 'Auto-Linked@example.com',
+      email_verified: true,
+    });
+    expect(res.status).toBe(200);
+    const auditor = await app.loginAs(await app.createUser({ username: 'sl-auditor', isSuperuser: true }));
+    const entries = async () =>
+      (await auditor.get(`/api/admin/audit/activity?userId=${user.id}&limit=10`)).body.data as any[];
+    // The link is the user's entry (its request, the callback, is a GET and records nothing itself).
+    expect(await entries()).toEqual([
+      expect.objectContaining({
+        userId: user.id,
+        username: 'auto-linked',
+        method: 'GET',
+        path: '/api/auth/oauth/acme/callback',
+        statusCode: 302,
+        description: 'linked acme by verified email',
+      }),
+    ]);
+    // An explicit link is recorded by its own request, for the same user.
+    const link = await (await app.loginAs(user)).post('/api/auth/oauth/acme/link', {});
+    expect(link.status).toBe(200);
+    expect((await entries()).map((e) => [e.userId, e.method, e.path, e.description])).toEqual([
+      [user.id, 'POST', '/api/auth/oauth/acme/link', 'started linking acme'],
+      [user.id, 'GET', '/api/auth/oauth/acme/callback', 'linked acme by verified email'],
+    ]);
+  });
+
   it('links a provider to a recently logged-in caller, whatever the provider says of the email', async () => {
     const user = await app.createUser({ username: 'linker', email: 'linker@example.com' });
     const client = await app.loginAs(user);
@@ -247,6 +286,34 @@ describeEachDatabase('social login', (database) => {
       expect(unlinkedEvent.data).toEqual({ userId: user.id, provider: 'acme' });
     } finally {
       await socket.close();
+    }
+  });
+
+  it('leaves a login method when the last two identities are unlinked in parallel, again and again', async () => {
+    for (let round = 0; round < 4; round++) {
+      // An account made by a social login (no password), then a second identity linked to it.
+      const { res } = await loginWith(`race-${round}-a`, {
+        email: `race-${round}@example.com`,
+        email_verified: true,
+      });
+      expect(res.status).toBe(200);
+      const owner = app.as(res.body.access_token);
+      const link = await owner.post('/api/auth/oauth/acme/link', {});
+      idp.accounts.set(`race-${round}-b`, { sub: `race-${round}-b` });
+      const linked = await socialSignIn(app.url, 'acme', idp, `race-${round}-b`, {
+        start: { authorizationUrl: link.body.data.authorizationUrl, cookie: bindingOf(link.headers) },
+      });
+      expect(linked.fragment).toEqual({ svc_linked: 'acme' });
+      const ids = ((await owner.get('/api/auth/identities')).body.data as { id: string }[]).map((i) => i.id);
+      expect(ids).toHaveLength(2);
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, k) => owner.delete(`/api/auth/identities/${ids[k % 2]}`)),
+      );
+      // Exactly one unlink wins; the rest find it gone (404) or the last method left (400).
+      expect(answers.filter((a) => a.status === 204)).toHaveLength(1);
+      for (const answer of answers.filter((a) => a.status !== 204))
+        expect(['auth.identity_not_found', 'auth.last_login_method']).toContain(answer.body.detail[0].code);
+      expect((await owner.get('/api/auth/identities')).body.data).toHaveLength(1);
     }
   });
 

@@ -19,25 +19,17 @@ export async function unlinkIdentity(
   identityId: string,
   webhooks?: WebhookOutbox,
 ): Promise<IdentityRow> {
-  const notFound = () => new SvcError('auth.identity_not_found');
-  const identities = await store.list(userId);
-  if (!identities.some((row) => row.id === identityId)) throw notFound();
-  const user = await store.user(userId);
-  if (!user) throw notFound();
-  if (
-    !hasUsablePassword(user.passwordHash) &&
-    identities.length === 1 &&
-    (await store.passkeyCount(userId)) === 0
-  ) {
-    throw new SvcError('auth.last_login_method');
-  }
-  const removed = await store.remove(
+  // The rule is checked inside the deletion's transaction, with the user's row locked (store.ts
+  // `removeUnlessLast`): two unlinks of the last two identities, in parallel, leave one.
+  const outcome = await store.removeUnlessLast(
     userId,
     identityId,
+    (facts) => hasUsablePassword(facts.passwordHash) || facts.identities > 1 || facts.passkeys > 0,
     webhooks?.enabled
       ? (tx, row) => webhooks.record(tx, 'identity.unlinked', { userId, provider: row.provider })
       : undefined,
   );
-  if (!removed) throw notFound();
-  return removed;
+  if (outcome === 'not_found') throw new SvcError('auth.identity_not_found');
+  if (outcome === 'last') throw new SvcError('auth.last_login_method');
+  return outcome;
 }

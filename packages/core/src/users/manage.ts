@@ -71,6 +71,14 @@ export interface UserManagerDeps {
    * `svc users` gives it while `webhooks_enabled`. Without it no event is recorded.
    */
   webhooks?: WebhookOutbox;
+  /**
+   * SPEC-3 §4: a superuser demoted or deactivated ends their impersonations, the end recorded in the activity
+   * log (`svc users update` gives it; auth/impersonation.ts `endImpersonationsByCommand`).
+   */
+  endImpersonations?(
+    superuser: { id: string; username: string },
+    cause: 'demotion' | 'deactivation',
+  ): Promise<void>;
 }
 
 /**
@@ -106,6 +114,12 @@ export function createUserManager(deps: UserManagerDeps) {
 
   return {
     find,
+
+    /** The user with this id, or undefined. */
+    async findById(id: string): Promise<StoredUser | undefined> {
+      const [row] = await db.orm.select().from(user).where(eq(user.id, id));
+      return row;
+    },
 
     /** Creates a user under the normal form of `input.username`, refused unless it follows the username rule. */
     async create(input: NewUserInput): Promise<StoredUser> {
@@ -196,7 +210,11 @@ export function createUserManager(deps: UserManagerDeps) {
       });
       // SPEC-3 §7 rule 4: the links sent before the change end with it.
       if (changes.email !== undefined) await deps.endLinks?.(current.id, 'email_changed');
-      if (current.isActive && changes.isActive === false) await deps.endLinks?.(current.id, 'deactivated');
+      const deactivated = current.isActive && changes.isActive === false;
+      if (deactivated) await deps.endLinks?.(current.id, 'deactivated');
+      // SPEC-3 §4: the superuser's impersonations end with the power (the guard refuses them already).
+      if (current.isSuperuser && (changes.isSuperuser === false || deactivated))
+        await deps.endImpersonations?.(current, deactivated ? 'deactivation' : 'demotion');
       return changed;
     },
 

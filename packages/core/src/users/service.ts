@@ -213,7 +213,9 @@ export function createUserService(deps: UserServiceDeps) {
       // SPEC-3 §4: a superuser demoted or deactivated ends their impersonations at once (the guard already
       // refuses their tokens; this records the end and tells superusers).
       if (current.isSuperuser && (!updated.isSuperuser || deactivated))
-        await deps.tokens().endImpersonationsBy?.(updated.id);
+        await deps.tokens().endImpersonationsBy?.(updated.id, {
+          cause: deactivated ? 'deactivation' : 'demotion',
+        });
       return toUserOut(updated);
     },
 

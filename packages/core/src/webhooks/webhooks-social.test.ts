@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
+import jwt from 'jsonwebtoken';
 import { freePort, runCli } from '../../../../testing/cli-process.js';
+import { enrolTotp } from '../../../../testing/mfa.js';
 import { socialSignIn, startTestIdp, type TestIdp } from '../../../../testing/oidc.js';
 import { eventually } from '../../../../testing/smtp.js';
 import {
@@ -56,6 +58,7 @@ describeEachDatabase('Webhooks: social login events', (database) => {
         webhooks_allow_private_targets: true,
         oauth_providers: 'acme',
         oauth_registration_enabled: true,
+        mfa_enabled: true,
         // Per-provider settings are not in the static settings type (as in social-login.test.ts).
         ...({
           oauth_acme_issuer: idp.issuer,
@@ -193,6 +196,50 @@ describeEachDatabase('Webhooks: social login events', (database) => {
     },
     CLI_TIMEOUT_MS,
   );
+
+  it('a social login completed by the MFA step emits user.login with method oauth, not password', async () => {
+    const user = await app.createUser({ username: 'sh_mfa', email: 'sh-mfa@example.com' });
+    await linkAs(await app.loginAs(user), 'sh-mfa-sub');
+    const { backupCodes } = await enrolTotp(app, user);
+    const result = await socialSignIn(app.url, 'acme', idp, 'sh-mfa-sub');
+    const step = await app.post('/api/auth/oauth/exchange', { code: result.fragment.svc_code });
+    expect(step.body).toEqual({ mfa_required: true, mfa_token: expect.any(String) });
+    const res = await app.post('/api/mfa/verify', { mfa_token: step.body.mfa_token, code: backupCodes[0] });
+    expect(res.status).toBe(200);
+    tokens.push(
+      result.fragment.svc_code!,
+      step.body.mfa_token,
+      res.body.access_token,
+      res.body.refresh_token,
+    );
+    const sessionId = (jwt.decode(res.body.access_token) as { sid: string }).sid;
+    const ofSession = () =>
+      received('user.login', user.id).filter((r) => r.json.data.sessionId === sessionId);
+    await eventually(() => ofSession().length === 1);
+    expect(ofSession()[0]!.json.data).toEqual({
+      userId: user.id,
+      username: 'sh_mfa',
+      sessionId,
+      method: 'oauth',
+    });
+    // A password login's MFA step still reports `password`.
+    const password = await app.post('/api/auth/token', undefined, {
+      form: { username: 'sh_mfa', password: user.password },
+    });
+    const verified = await app.post('/api/mfa/verify', {
+      mfa_token: password.body.mfa_token,
+      code: backupCodes[1],
+    });
+    expect(verified.status).toBe(200);
+    tokens.push(password.body.mfa_token, verified.body.access_token, verified.body.refresh_token);
+    const passwordSid = (jwt.decode(verified.body.access_token) as { sid: string }).sid;
+    await eventually(() =>
+      received('user.login', user.id).some((r) => r.json.data.sessionId === passwordSid),
+    );
+    expect(
+      received('user.login', user.id).find((r) => r.json.data.sessionId === passwordSid)!.json.data.method,
+    ).toBe('password');
+  });
 
   it('never puts a token, code or secret into a body', () => {
     const bodies = receiver.at('/all').map((r) => r.body);
