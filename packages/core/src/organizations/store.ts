@@ -400,21 +400,21 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         `FROM ${q(memberTable)} GROUP BY organization_id) AS c WHERE c.organization_id = ${q(orgTable)}.id`;
       if (db.dialect === 'pg') {
         const fn = q(`${trigger}_fn`);
-        await db.exec(
-          `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-          BEGIN
-            IF TG_OP = 'INSERT' THEN
-              UPDATE ${q(orgTable)} SET member_count = member_count + 1 WHERE id = NEW.organization_id;
-            ELSE
-              UPDATE ${q(orgTable)} SET member_count = member_count - 1 WHERE id = OLD.organization_id;
-            END IF;
-            RETURN NULL;
-          END $fn$`,
-        );
-        // One statement, one transaction: the lock makes a second instance wait, then find the trigger.
+        // One statement, one transaction, the table's lock first: a second host starting at the same moment
+        // waits, then replaces the function after the first committed and finds the trigger. Outside the lock,
+        // two hosts' `CREATE OR REPLACE FUNCTION` raced ("tuple concurrently updated") and one failed to start.
         await db.exec(
           `DO $do$ BEGIN
             LOCK TABLE ${q(memberTable)} IN SHARE ROW EXCLUSIVE MODE;
+            CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+            BEGIN
+              IF TG_OP = 'INSERT' THEN
+                UPDATE ${q(orgTable)} SET member_count = member_count + 1 WHERE id = NEW.organization_id;
+              ELSE
+                UPDATE ${q(orgTable)} SET member_count = member_count - 1 WHERE id = OLD.organization_id;
+              END IF;
+              RETURN NULL;
+            END $fn$;
             IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '${trigger.replace(/'/g, "''")}'
                 AND tgrelid = '${q(memberTable).replace(/'/g, "''")}'::regclass) THEN
               CREATE TRIGGER ${q(trigger)} AFTER INSERT OR DELETE ON ${q(memberTable)}
