@@ -57,18 +57,22 @@ function managerOf(project: UserProject) {
     moduleTables<internal.AccountTables>(project, 'accounts'),
     project.tables,
   );
+  // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
+  const webhooks = internal.createStandaloneWebhookOutbox(
+    project.db,
+    project.settings,
+    moduleTables<internal.WebhookTables>(project, 'webhooks'),
+  );
+  const orgs = internal.createOrganizationManager({ db: project.db, settings: project.settings, webhooks });
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
     hashPassword: internal.hashPassword,
     now: () => new Date(),
     endLinks: (userId, change) => links.endLinks(userId, change),
-    // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
-    webhooks: internal.createStandaloneWebhookOutbox(
-      project.db,
-      project.settings,
-      moduleTables<internal.WebhookTables>(project, 'webhooks'),
-    ),
+    webhooks,
+    // SPEC-3 §2/§3: the memberships' `organization.member_removed`, in the deletion's transaction.
+    beforeDelete: (tx, userId) => orgs.service.beforeUserDeleted(tx, userId),
   });
 }
 

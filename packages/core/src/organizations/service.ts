@@ -400,6 +400,22 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async exportOf(userId: string) {
       return (await store.exportOf(userId)).map((row) => ({ ...row, joinedAt: row.joinedAt.toISOString() }));
     },
+    /**
+     * In the transaction of a user's deletion, before the user row goes (SPEC-3 §2 "Deleting a user deletes
+     * their memberships"): one `organization.member_removed` per membership the cascade takes (SPEC-3 §3, with
+     * the role the member had).
+     */
+    async beforeUserDeleted(tx: Orm, userId: string): Promise<void> {
+      const outbox = deps.webhooks();
+      if (outbox.enabled) {
+        const memberships = await store.membershipsOf(userId, tx);
+        await outbox.recordEach(
+          tx,
+          'organization.member_removed',
+          memberships.map(({ role, ...organization }) => ({ organization, userId, role })),
+        );
+      }
+    },
     /** SPEC-3 §2: deleting an account must not leave an organization with members and no owner. */
     async assertUserRemovable(userId: string, loc: (string | number)[]) {
       const slugs = await store.soleOwnerships(userId);

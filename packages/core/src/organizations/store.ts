@@ -373,6 +373,15 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         return { role: member?.role ?? taken.role };
       });
     },
+    /** The user's memberships with their organizations, read in `tx` (the events of a user's deletion). */
+    async membershipsOf(userId: string, tx: Orm) {
+      return tx
+        .select({ id: o.id, slug: o.slug, name: o.name, role: m.role })
+        .from(m)
+        .innerJoin(o, eq(o.id, m.organizationId))
+        .where(eq(m.userId, userId))
+        .orderBy(asc(m.joinedAt), asc(o.id));
+    },
     /** The user's memberships for the account export. */
     async exportOf(userId: string) {
       return orm

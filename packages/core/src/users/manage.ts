@@ -71,6 +71,11 @@ export interface UserManagerDeps {
    * `svc users` gives it while `webhooks_enabled`. Without it no event is recorded.
    */
   webhooks?: WebhookOutbox;
+  /**
+   * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
+   * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens.
+   */
+  beforeDelete?(tx: Orm, userId: string): Promise<void>;
 }
 
 /**
@@ -206,6 +211,7 @@ export function createUserManager(deps: UserManagerDeps) {
       const rows = found
         ? await db.transaction(async (tx) => {
             if (await isLastActiveSuperuser(tx, db.dialect, user, found.id)) throw lastSuperuser(username);
+            await deps.beforeDelete?.(tx, found.id);
             const deleted = await tx
               .delete(user)
               .where(eq(user.id, found.id))
