@@ -19,7 +19,8 @@ const CLI_TIMEOUT_MS = 300_000;
 /**
  * SPEC-3 §3: a change by any route or command emits its event, stored in the change's transaction. The
  * commands of `svc groups` that change what users hold emit `permissions.changed` for each user reached, and
- * `svc users delete` emits the `organization.member_removed` of the memberships a deletion takes.
+ * `svc users` deactivations and deletions end organization invitations and emit the `organization.member_removed`
+ * of the memberships a deletion takes (docs/organizations.md "Invitations end with the account").
  */
 describeEachDatabase('svc groups and svc users: webhook events of their changes', (database) => {
   let dir: string;
@@ -109,17 +110,38 @@ describeEachDatabase('svc groups and svc users: webhook events of their changes'
   );
 
   it(
-    'svc users delete emits organization.member_removed for each membership, in the deletion’s transaction',
+    'svc users update --no-active ends the invitations the user sent; svc users delete emits organization.member_removed',
     async () => {
       const rt = app.app.runtime;
       const owner = await app.createUser({ username: 'cw_owner' });
+      const carol = await app.createUser({ username: 'cw_carol' });
       const erin = await app.createUser({ username: 'cw_erin', email: 'cw_erin@example.com' });
       const ownerClient = await app.loginAs(owner);
       const created = await ownerClient.post('/api/organizations', { name: 'CLI Hooks', slug: 'cli-hooks' });
       expect(created.status).toBe(201);
       const organization = { id: created.body.data.id as string, slug: 'cli-hooks', name: 'CLI Hooks' };
       const manager = createOrganizationManager({ db: rt.authDb, settings: rt.settings });
+      await manager.service.addMember(organization.id, carol.id, 'admin');
       await manager.service.addMember(organization.id, erin.id, 'member');
+      const carolClient = await app.loginAs(carol);
+      const invite = async (by: LoggedInClient, email: string) => {
+        const res = await by.post(`/api/organizations/${organization.id}/invitations`, { email, role: 'member' });
+        expect(res.status).toBe(201);
+        return res.body.data.id as string;
+      };
+      const byCarol = await invite(carolClient, 'cw_friend@example.com');
+      const toOther = await invite(ownerClient, 'cw_other@example.com');
+      const pending = async () =>
+        (
+          (await ownerClient.get(`/api/organizations/${organization.id}/invitations`)).body.data as {
+            id: string;
+          }[]
+        ).map((i) => i.id);
+      expect(await pending()).toEqual(expect.arrayContaining([byCarol, toOther]));
+
+      await svc(['users', 'update', 'cw_carol', '--no-active']);
+      expect(await pending()).not.toContain(byCarol);
+      expect(await pending()).toContain(toOther);
 
       await svc(['users', 'delete', 'cw_erin', '--yes']);
       expect(

@@ -69,9 +69,13 @@ function managerOf(project: UserProject) {
     tables: project.tables,
     hashPassword: internal.hashPassword,
     now: () => new Date(),
-    endLinks: (userId, change) => links.endLinks(userId, change),
+    async endLinks(userId, change) {
+      await links.endLinks(userId, change);
+      // docs/organizations.md "Invitations end with the account", as on the server.
+      if (change === 'deactivated') await orgs.service.endInvitationsOf(userId);
+    },
     webhooks,
-    // SPEC-3 §2/§3: the memberships' `organization.member_removed`, in the deletion's transaction.
+    // SPEC-3 §2/§3: the memberships' events and the invitations ended, in the deletion's transaction.
     beforeDelete: (tx, userId) => orgs.service.beforeUserDeleted(tx, userId),
   });
 }

@@ -446,8 +446,13 @@ export interface OrganizationAccess {
    */
   assertUserRemovable(userId: string, loc: (string | number)[]): Promise<void>;
   /**
+   * Ends the pending organization invitations to the user's address and those the user sent: every route and
+   * command that deactivates a user calls it (docs/organizations.md "Invitations end with the account").
+   */
+  endInvitationsOf(userId: string): Promise<void>;
+  /**
    * Runs in the transaction of a user's deletion, before the user row goes: records `organization.member_removed`
-   * for each membership the cascade takes (SPEC-3 §3).
+   * for each membership the cascade takes (SPEC-3 §3) and ends the invitations as {@link endInvitationsOf}.
    */
   beforeUserDeleted(tx: Orm, userId: string): Promise<void>;
 }

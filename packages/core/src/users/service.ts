@@ -201,7 +201,11 @@ export function createUserService(deps: UserServiceDeps) {
       // the new address's verification link is issued below).
       const accounts = deps.accounts();
       if (changes.email !== undefined) await accounts?.endLinks(updated.id, 'email_changed');
-      if (deactivated) await accounts?.endLinks(updated.id, 'deactivated');
+      if (deactivated) {
+        await accounts?.endLinks(updated.id, 'deactivated');
+        // docs/organizations.md "Invitations end with the account": to their address and sent by them.
+        await deps.organizations?.()?.endInvitationsOf(updated.id);
+      }
       // SPEC-2 "Email verification": the admin route's email change sends a link to the new address too.
       if (changes.email) accounts?.sendVerification(updated.id);
 
