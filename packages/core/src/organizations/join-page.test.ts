@@ -50,8 +50,8 @@ describeEachDatabase('The join page and the cookie session', (database) => {
     const jar = new Jar();
     const res = await fetch(`${app.url}/api/auth/session`, {
       method: 'POST',
-      headers: { Origin: ORIGIN, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ username, password }),
+      headers: { Origin: ORIGIN, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username, password }),
     });
     expect(res.status).toBe(200);
     jar.take(res);
