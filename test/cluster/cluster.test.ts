@@ -8,14 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { reportSkipped, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../../packages/core/src/testing/each.js';
 import { closeCodeWithin, eventsUrl, openSocket, type TestSocket } from '../../testing/events.js';
 import { awayFromStepBoundary, totpCode } from '../../testing/mfa.js';
-import {
-  NGINX,
-  hostHolding,
-  startCluster,
-  upstreamOf,
-  type Cluster,
-  type ClusterClient,
-} from './cluster.js';
+import { NGINX, hostHolding, startCluster, upstreamOf, type Cluster, type ClusterClient } from './cluster.js';
 import {
   PASSWORD,
   accessToken,

@@ -125,7 +125,10 @@ describeEachDatabase('svc groups and svc users: webhook events of their changes'
       await manager.service.addMember(organization.id, erin.id, 'member');
       const carolClient = await app.loginAs(carol);
       const invite = async (by: LoggedInClient, email: string) => {
-        const res = await by.post(`/api/organizations/${organization.id}/invitations`, { email, role: 'member' });
+        const res = await by.post(`/api/organizations/${organization.id}/invitations`, {
+          email,
+          role: 'member',
+        });
         expect(res.status).toBe(201);
         return res.body.data.id as string;
       };
@@ -144,9 +147,9 @@ describeEachDatabase('svc groups and svc users: webhook events of their changes'
       expect(await pending()).toContain(toOther);
 
       await svc(['users', 'delete', 'cw_erin', '--yes']);
-      expect(
-        (await stored('organization.member_removed')).filter((data) => data.userId === erin.id),
-      ).toEqual([{ organization, userId: erin.id, role: 'member' }]);
+      expect((await stored('organization.member_removed')).filter((data) => data.userId === erin.id)).toEqual(
+        [{ organization, userId: erin.id, role: 'member' }],
+      );
       await eventually(() =>
         receiver
           .at('/cli')

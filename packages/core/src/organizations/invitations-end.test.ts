@@ -85,7 +85,9 @@ describeEachDatabase('Organization invitations end with the account', (database)
 
     // Reactivating does not bring them back: the links are used up, like the account's other links.
     expect((await root.patch(`/api/admin/user/${invitee.id}`, { isActive: true })).status).toBe(200);
-    expect(await accept(await app.loginAs(invitee), toInvitee.token)).toBe('400 organization.invitation_invalid');
+    expect(await accept(await app.loginAs(invitee), toInvitee.token)).toBe(
+      '400 organization.invitation_invalid',
+    );
     expect(await accept(await app.loginAs(bystander), sentByInviter.token)).toBe(
       '400 organization.invitation_invalid',
     );

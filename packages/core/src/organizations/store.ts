@@ -384,10 +384,7 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         .update(inv)
         .set({ state: 'revoked' })
         .where(
-          and(
-            eq(inv.state, 'pending'),
-            or(eq(inv.invitedBy, userId), sql`lower(${inv.email}) = ${address}`),
-          ),
+          and(eq(inv.state, 'pending'), or(eq(inv.invitedBy, userId), sql`lower(${inv.email}) = ${address}`)),
         )
         .returning({ id: inv.id });
       return rows.length;

@@ -243,7 +243,11 @@ export function createRbacStore(db: Database, tables: CoreTables) {
      * Adds permissions to a group, keeping the ones it has; returns the ids it did not hold before. `record`
      * gets the group's members in the same transaction when it gained any (SPEC-3 §3).
      */
-    async grantToGroup(groupId: number, permissionIds: number[], record?: PermissionsRecord): Promise<number[]> {
+    async grantToGroup(
+      groupId: number,
+      permissionIds: number[],
+      record?: PermissionsRecord,
+    ): Promise<number[]> {
       if (permissionIds.length === 0) return [];
       return inTransactionWhen(record, async (q) => {
         const rows = await q

@@ -109,7 +109,12 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       if (data.length === 0) return;
       const subscribed = await subscribers(tx, type);
       if (subscribed.length === 0) return;
-      const events = data.map((item) => ({ id: randomUUID(), type, data: JSON.stringify(item), createdAt: now }));
+      const events = data.map((item) => ({
+        id: randomUUID(),
+        type,
+        data: JSON.stringify(item),
+        createdAt: now,
+      }));
       for (let i = 0; i < events.length; i += INSERT_CHUNK)
         await tx.insert(ev).values(events.slice(i, i + INSERT_CHUNK));
       const deliveries = events.flatMap((event) =>

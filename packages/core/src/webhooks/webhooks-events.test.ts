@@ -329,8 +329,11 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     expect(group.status).toBe(201);
     for (const user of [viaGroup, both])
       expect(
-        (await admin.put(`/api/admin/permissions/users/${user.id}/groups`, { groupIds: [group.body.data.id] }))
-          .status,
+        (
+          await admin.put(`/api/admin/permissions/users/${user.id}/groups`, {
+            groupIds: [group.body.data.id],
+          })
+        ).status,
       ).toBe(200);
     for (const user of [direct, both])
       expect(
@@ -360,7 +363,9 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     for (const user of holders) expect(countOf(afterDelete, user.id) - countOf(before, user.id)).toBe(2);
     expect(afterDelete.length - before.length).toBe(6);
     const delivered = () =>
-      receiver.at('/all').filter((r) => r.json?.type === 'permissions.changed' && r.json.data.userId === both.id);
+      receiver
+        .at('/all')
+        .filter((r) => r.json?.type === 'permissions.changed' && r.json.data.userId === both.id);
     await eventually(() => delivered().length >= 3);
     expect(delivered()[0]!.json.data).toEqual({ userId: both.id });
   });
@@ -370,7 +375,10 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
     const outbox = rt.ports.get('webhooks');
     const { webhookDelivery: d, webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
     // More than one multi-row insert's worth (INSERT_CHUNK rows), for a permission held by many users.
-    const ids = Array.from({ length: 1201 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const ids = Array.from(
+      { length: 1201 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
     const ofIds = (rows: { data: string }[]) =>
       rows.filter((r) => ids.includes((JSON.parse(r.data) as { userId: string }).userId));
     let statements = 0;
