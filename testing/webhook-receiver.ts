@@ -8,6 +8,8 @@ export interface ReceivedWebhook {
   body: string;
   /** The parsed body. */
   json: any;
+  /** The sender's port of the connection (which process sent it: test/cluster's `hostHolding`). */
+  remotePort: number | undefined;
 }
 
 /** What the receiver answers at a path: a status, or `hang` (no answer: a timeout). */
@@ -33,7 +35,7 @@ export async function startWebhookReceiver(options: { delayMs?: number } = {}) {
       } catch {
         /* recorded as text */
       }
-      received.push({ path, headers: req.headers, body, json });
+      received.push({ path, headers: req.headers, body, json, remotePort: req.socket.remotePort });
       const list = answers.get(path) ?? [];
       const answer = list.length > 1 ? list.shift()! : (list[0] ?? 204);
       if (answer === 'hang') {

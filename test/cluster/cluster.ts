@@ -9,7 +9,9 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -152,6 +154,8 @@ export interface Host {
   /** SIGTERM to `svc serve` (it drains and exits); resolves with the exit code. */
   stop(): Promise<number | null>;
   running(): boolean;
+  /** The process group of the running host (its primary and workers), or undefined. */
+  processGroup(): number | undefined;
   /** The last 64 KiB the host printed. */
   output(): string;
   /** Every WARNING line the host printed (kept apart: a flood of errors would push them out of `output`). */
@@ -216,10 +220,52 @@ function createHost(name: string, port: number, dir: string, env: () => Record<s
       return code;
     },
     running: () => !!child && !exited(child),
+    processGroup: () => (child && !exited(child) ? child.pid : undefined),
     output: () => output,
     warnings: () => warnings,
   };
   return host;
+}
+
+/** The socket inodes the processes of group `pgid` hold open (Linux /proc). */
+function socketInodesOf(pgid: number): Set<string> {
+  const inodes = new Set<string>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // `pid (comm) state ppid pgrp ...`: the fields after the command's closing parenthesis.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid) continue;
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        const link = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (link) inodes.add(link[1]!);
+      }
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  return inodes;
+}
+
+/**
+ * The host whose process holds the TCP connection from local port `fromPort` to port `toPort` on loopback
+ * (Linux /proc): which host is making a webhook attempt the test's receiver is holding open.
+ */
+export function hostHolding(hosts: readonly Host[], fromPort: number, toPort: number): Host | undefined {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  let inode: string | undefined;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10) continue;
+      if (cols[1]!.endsWith(`:${hex(fromPort)}`) && cols[2]!.endsWith(`:${hex(toPort)}`)) inode = cols[9];
+    }
+  }
+  if (inode === undefined) return undefined;
+  return hosts.find((host) => {
+    const pgid = host.processGroup();
+    return pgid !== undefined && socketInodesOf(pgid).has(inode!);
+  });
 }
 
 function groupAlive(pgid: number): boolean {

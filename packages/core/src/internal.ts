@@ -51,10 +51,17 @@ export {
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
 export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
 export { hashPassword, verifyPassword } from './auth/passwords.js';
-export { createRbacStore, type RbacStore, type PermissionRow, type GroupRow } from './rbac/store.js';
+export {
+  createRbacStore,
+  type RbacStore,
+  type PermissionRow,
+  type GroupRow,
+  type PermissionsRecord,
+} from './rbac/store.js';
 export {
   declaredPermissions,
   declaredPermissionProblem,
+  permissionsRecorder,
   syncPermissions,
   type PermissionSync,
 } from './rbac/service.js';

@@ -200,6 +200,7 @@ const grantCommand: CommandModule<GlobalArgs, GrantArgs> = {
         await project.store.grantToGroup(
           group.id,
           permissions.map((p) => p.id),
+          project.record,
         ),
       );
       const granted = permissions.filter((p) => added.has(p.id)).map((p) => p.codename);
@@ -230,6 +231,7 @@ const revokeCommand: CommandModule<GlobalArgs, GrantArgs> = {
         await project.store.revokeFromGroup(
           group.id,
           permissions.map((p) => p.id),
+          project.record,
         ),
       );
       const revoked = permissions.filter((p) => removed.has(p.id)).map((p) => p.codename);
@@ -261,7 +263,7 @@ const addUserCommand: CommandModule<GlobalArgs, MemberArgs> = {
     withRbacProject(argv, async (project) => {
       const group = await existingGroup(project, argv.group);
       const user = await existingUser(project, argv.username);
-      const added = await project.store.addUserToGroup(user.id, group.id);
+      const added = await project.store.addUserToGroup(user.id, group.id, project.record);
       process.stdout.write(
         added
           ? `added user '${user.username}' to group '${group.name}'\n`
@@ -285,7 +287,7 @@ const removeUserCommand: CommandModule<GlobalArgs, MemberArgs> = {
     withRbacProject(argv, async (project) => {
       const group = await existingGroup(project, argv.group);
       const user = await existingUser(project, argv.username);
-      const removed = await project.store.removeUserFromGroup(user.id, group.id);
+      const removed = await project.store.removeUserFromGroup(user.id, group.id, project.record);
       process.stdout.write(
         removed
           ? `removed user '${user.username}' from group '${group.name}'\n`
@@ -315,7 +317,7 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
       if (!argv.yes && !(await confirm(question))) {
         throw new CliError('not deleted: not confirmed (use --yes to skip the question)');
       }
-      await project.store.deleteGroup(group.id);
+      await project.store.deleteGroup(group.id, project.record);
       process.stdout.write(`deleted group '${group.name}'\n`);
     }),
 };

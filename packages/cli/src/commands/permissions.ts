@@ -5,6 +5,7 @@ import type { App, AppRuntime } from '@svc/core';
 import { DEFAULT_APP_SPEC, firstLine, loadApp } from '../load-app.js';
 import { openAuthProject, resolveBaseDir, type loadProjectSettings } from '../project.js';
 import { closePrompts } from '../prompts.js';
+import { moduleTables } from './users-accounts.js';
 import { formatTable } from './users-format.js';
 
 type Settings = ReturnType<typeof loadProjectSettings>;
@@ -25,11 +26,25 @@ export interface RbacProject {
   db: Database;
   tables: internal.CoreTables;
   store: internal.RbacStore;
+  /**
+   * SPEC-3 §3: `permissions.changed` of the users a command's change reaches, stored in the change's
+   * transaction (the standalone outbox); undefined while `webhooks_enabled` is false.
+   */
+  record: internal.PermissionsRecord | undefined;
 }
 
 async function openRbacProject(baseDirOption: string | undefined): Promise<RbacProject> {
   const project = await openAuthProject(baseDirOption, 'permission');
-  return { ...project, store: internal.createRbacStore(project.db, project.tables) };
+  const outbox = internal.createStandaloneWebhookOutbox(
+    project.db,
+    project.settings,
+    moduleTables<internal.WebhookTables>(project, 'webhooks'),
+  );
+  return {
+    ...project,
+    store: internal.createRbacStore(project.db, project.tables),
+    record: internal.permissionsRecorder(outbox),
+  };
 }
 
 /** Runs `fn` on the project's auth database and closes it afterwards. */
@@ -119,10 +134,11 @@ const syncCommand: CommandModule<GlobalArgs, SyncArgs> = {
   handler: async (argv) => {
     const baseDir = resolveBaseDir(argv.baseDir);
     const declared = await declaredBy(baseDir, argv.app);
-    await withRbacProject(argv, async ({ store }) => {
+    await withRbacProject(argv, async ({ store, record }) => {
       const result = await internal.syncPermissions(store, declared, {
         prune: Boolean(argv.prune),
         dryRun: Boolean(argv.dryRun),
+        ...(record ? { record } : {}),
       });
       const [add, update, remove] = argv.dryRun
         ? ['would add', 'would update', 'would delete']

@@ -57,18 +57,26 @@ function managerOf(project: UserProject) {
     moduleTables<internal.AccountTables>(project, 'accounts'),
     project.tables,
   );
+  // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
+  const webhooks = internal.createStandaloneWebhookOutbox(
+    project.db,
+    project.settings,
+    moduleTables<internal.WebhookTables>(project, 'webhooks'),
+  );
+  const orgs = internal.createOrganizationManager({ db: project.db, settings: project.settings, webhooks });
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
     hashPassword: internal.hashPassword,
     now: () => new Date(),
-    endLinks: (userId, change) => links.endLinks(userId, change),
-    // SPEC-3 §3: a change by a command emits its webhook event like the routes do.
-    webhooks: internal.createStandaloneWebhookOutbox(
-      project.db,
-      project.settings,
-      moduleTables<internal.WebhookTables>(project, 'webhooks'),
-    ),
+    async endLinks(userId, change) {
+      await links.endLinks(userId, change);
+      // docs/organizations.md "Invitations end with the account", as on the server.
+      if (change === 'deactivated') await orgs.service.endInvitationsOf(userId);
+    },
+    webhooks,
+    // SPEC-3 §2/§3: the memberships' events and the invitations ended, in the deletion's transaction.
+    beforeDelete: (tx, userId) => orgs.service.beforeUserDeleted(tx, userId),
     // SPEC-3 §4: demoting or deactivating a superuser ends their impersonations, recorded in the activity
     // log as on the server (method `CLI`, the command as the path), and told to the hosts' superusers through
     // the shared cache's event bus when there is one (docs/users-and-tokens.md "Impersonation").

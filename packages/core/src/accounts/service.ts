@@ -298,8 +298,14 @@ export function createAccountService(deps: AccountServiceDeps) {
       if (!row) throw invalid();
       const user = await store.userById(row.userId);
       if (!user || !user.email || normaliseEmail(user.email) !== normaliseEmail(row.email)) throw invalid();
-      if (!(await store.consume(digest, now()))) throw invalid();
-      await store.markVerified(user.id, row.email, now());
+      // SPEC-3 §3: the verified flag is a change of the user (`emailVerifiedAt`): `user.updated`, stored in
+      // the transaction that uses the token and sets the flag.
+      const webhooks = ports.get('webhooks');
+      const record = webhooks.enabled
+        ? (tx: Orm, verified: Parameters<typeof toUserOut>[0]) =>
+            webhooks.record(tx, 'user.updated', toUserOut(verified))
+        : undefined;
+      if (!(await store.verify(digest, user.id, row.email, now(), record))) throw invalid();
     },
 
     /**

@@ -137,12 +137,33 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
         return row!;
       });
     },
-    /** Sets `emailVerifiedAt` when the address is still `email` and not verified yet. */
-    async markVerified(userId: string, email: string, at: Date): Promise<void> {
-      await db.orm
-        .update(user)
-        .set({ emailVerifiedAt: at })
-        .where(and(eq(user.id, userId), sameEmail(user.email, email), isNull(user.emailVerifiedAt)));
+    /**
+     * Uses the verification token and sets `emailVerifiedAt` when the address is still `email` and not verified
+     * yet, in one transaction; `record` gets the verified row there (SPEC-3 §3: `user.updated` in the change's
+     * transaction). False when another presentation used the token first (one winner).
+     */
+    async verify(
+      digest: string,
+      userId: string,
+      email: string,
+      at: Date,
+      record?: (tx: Orm, row: typeof user.$inferSelect) => Promise<void>,
+    ): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const used = await tx
+          .update(t)
+          .set({ usedAt: at })
+          .where(and(eq(t.digest, digest), isNull(t.usedAt), gt(t.expiresAt, at)))
+          .returning({ digest: t.digest });
+        if (used.length !== 1) return false;
+        const [row] = await tx
+          .update(user)
+          .set({ emailVerifiedAt: at })
+          .where(and(eq(user.id, userId), sameEmail(user.email, email), isNull(user.emailVerifiedAt)))
+          .returning();
+        if (row && record) await record(tx, row);
+        return true;
+      });
     },
     /** Marks the token used; false when another presentation used it first (one statement: one winner). */
     async consume(digest: string, now: Date): Promise<boolean> {

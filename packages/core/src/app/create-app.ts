@@ -21,6 +21,7 @@ import { createLogger, type Logger } from '../kernel/log/logger.js';
 import { orderModules, type ModuleInstance, type RequestRecord, type SvcModule } from '../kernel/module.js';
 import {
   createPortRegistry,
+  DISABLED_WEBHOOK_OUTBOX,
   type Audience,
   type EventSink,
   type PortRegistry,
@@ -164,10 +165,7 @@ const noEvents: EventSink = {
 };
 
 /** The webhook outbox while `webhooks_enabled` is false (SPEC-3 §3): records nothing. */
-const noWebhooks: WebhookOutbox = {
-  enabled: false,
-  async record() {},
-};
+const noWebhooks: WebhookOutbox = DISABLED_WEBHOOK_OUTBOX;
 
 const SHUTDOWN_GRACE_MS = 10_000;
 /** How long a stopping server still answers (with `Connection: close`) before it stops accepting. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AuthUser } from './identity.js';
 
 /**
  * Server-rendered pages outside `/api` (SPEC-2 "Built-in account pages"): a module returns them from `setup`
@@ -18,6 +19,13 @@ export interface PageRequest {
    * `csrfToken` (the browser's `svc_csrf` cookie, set by the page when it had none).
    */
   csrfToken?: string;
+  /**
+   * SPEC-3 §5, while `cookie_sessions_enabled`: the user of the browser's cookie session (`svc_session`, under
+   * the guard's rules: signature, session, revocation, an active user), or null when it is missing or no longer
+   * valid. Present only where a page may act for that session: on a submit, only when the form proved the
+   * CSRF token (double submit), so a form posted from elsewhere never acts as the signed-in user.
+   */
+  sessionUser?: () => Promise<AuthUser | null>;
 }
 
 /** What a page answers: a status and a whole HTML document. */

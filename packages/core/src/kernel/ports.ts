@@ -469,6 +469,16 @@ export interface OrganizationAccess {
    * members without an owner (SPEC-3 §2). Called by every deletion of an account before it deletes.
    */
   assertUserRemovable(userId: string, loc: (string | number)[]): Promise<void>;
+  /**
+   * Ends the pending organization invitations to the user's address and those the user sent: every route and
+   * command that deactivates a user calls it (docs/organizations.md "Invitations end with the account").
+   */
+  endInvitationsOf(userId: string): Promise<void>;
+  /**
+   * Runs in the transaction of a user's deletion, before the user row goes: records `organization.member_removed`
+   * for each membership the cascade takes (SPEC-3 §3) and ends the invitations as {@link endInvitationsOf}.
+   */
+  beforeUserDeleted(tx: Orm, userId: string): Promise<void>;
 }
 
 // SPEC-3 §3 Webhooks: the outbox port.
@@ -528,7 +538,20 @@ export interface WebhookOutbox {
   readonly enabled: boolean;
   /** Stores the event in `tx` (a transaction of the auth database), for every endpoint that subscribes to it. */
   record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void>;
+  /**
+   * Stores one event of `type` per item of `data` in `tx`, in a bounded number of statements whatever the
+   * count (one read of the endpoints, then multi-row inserts): for a change that reaches many users at once
+   * (a permission renamed, a group deleted).
+   */
+  recordEach<K extends WebhookEventType>(tx: Orm, type: K, data: readonly WebhookEvents[K][]): Promise<void>;
 }
+
+/** The outbox while `webhooks_enabled` is false (SPEC-3 §3), and of a process given none: records nothing. */
+export const DISABLED_WEBHOOK_OUTBOX: WebhookOutbox = {
+  enabled: false,
+  async record() {},
+  async recordEach() {},
+};
 
 /** What each port name carries. */
 export interface Ports {

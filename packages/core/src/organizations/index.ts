@@ -59,6 +59,8 @@ export const organizationsModule = defineModule({
       membership: (userId, organizationId) => store.membership(userId, organizationId),
       permissionsOf: (role) => service.permissionsOf(role),
       assertUserRemovable,
+      endInvitationsOf: (userId) => service.endInvitationsOf(userId),
+      beforeUserDeleted: (tx, userId) => service.beforeUserDeleted(tx, userId),
     });
     // The member counts' triggers (store.ts): whenever the tables exist, enabled or not, so counts stay right
     // through memberships changed while the routes are off. A schema without the tables (not migrated yet)

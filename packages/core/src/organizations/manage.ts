@@ -1,7 +1,7 @@
 import type { Settings } from '../kernel/config/schema.js';
 import type { Database } from '../kernel/db/database.js';
 import { coreTables } from '../kernel/db/tables.js';
-import type { WebhookOutbox } from '../kernel/ports.js';
+import { DISABLED_WEBHOOK_OUTBOX, type WebhookOutbox } from '../kernel/ports.js';
 import { createOrganizationService, type OrganizationRoles } from './service.js';
 import { createOrganizationStore } from './store.js';
 import { organizationTables } from './tables.js';
@@ -30,7 +30,7 @@ export function createOrganizationManager(options: {
     roles: options.roles ?? {},
     events: () => ({ emit() {}, emitCustom() {}, userChanged() {} }),
     mail: () => undefined,
-    webhooks: () => options.webhooks ?? { enabled: false, async record() {} },
+    webhooks: () => options.webhooks ?? DISABLED_WEBHOOK_OUTBOX,
     userLocale: async () => settings.default_locale,
     now: () => new Date(),
   });

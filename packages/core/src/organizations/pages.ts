@@ -2,7 +2,7 @@ import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { escapeHtml as e } from '../kernel/html.js';
 import { translator, type Translate } from '../kernel/i18n/index.js';
-import { toAuthUser, usernameLookupKeys } from '../kernel/identity.js';
+import { toAuthUser, usernameLookupKeys, type AuthUser } from '../kernel/identity.js';
 import type { PageRequest, PageResponse, PageRoute } from '../kernel/page.js';
 import type { LoginGuard } from '../kernel/ports.js';
 import type { OrganizationService } from './service.js';
@@ -26,8 +26,9 @@ function layout(t: Translate, lang: string, appName: string, body: string): stri
 /**
  * `GET /account/join-organization` (SPEC-3 §2, pages as SPEC-2 "Built-in account pages"): shows the
  * organization and role of the invitation without using it (mail scanners follow links), and accepts on submit
- * after the page's own username and password fields. A wrong password counts on the account's lockout counter
- * like a login.
+ * for the browser's cookie session (SPEC-3 §5) when there is one, else after the page's own username and
+ * password fields. A wrong password counts on the account's lockout counter like a login. With cookie sessions
+ * the forms carry the CSRF token (the hidden field `csrfToken`), which kernel/http checks before a submit.
  */
 export function createJoinPage(deps: {
   settings: Settings;
@@ -38,17 +39,46 @@ export function createJoinPage(deps: {
   const { settings, service, store } = deps;
   const appName = settings.app_name;
 
-  function joinForm(t: Translate, token: string, intro: string, error?: string): string {
-    const alert = error ? `<p role="alert">${e(error)}</p>` : '';
+  const hidden = (token: string, csrf: string | undefined) =>
+    `<input type="hidden" name="token" value="${e(token)}">` +
+    (csrf !== undefined ? `<input type="hidden" name="csrfToken" value="${e(csrf)}">` : '');
+
+  /** The page's own fields: a username and a password. */
+  function loginForm(t: Translate, token: string, csrf: string | undefined): string {
     return (
-      `${alert}<p>${e(intro)}</p><p>${e(t('pages.join.login'))}</p>` +
-      `<form method="post"><input type="hidden" name="token" value="${e(token)}">` +
+      `<p>${e(t('pages.join.login'))}</p>` +
+      `<form method="post">${hidden(token, csrf)}` +
       `<label for="username">${e(t('pages.join.username'))}</label>` +
       `<input id="username" name="username" autocomplete="username" required>` +
       `<label for="password">${e(t('pages.accept.label'))}</label>` +
       `<input id="password" name="password" type="password" autocomplete="current-password" required>` +
       `<button type="submit">${e(t('pages.join.submit'))}</button></form>`
     );
+  }
+
+  /** For the signed-in browser: one button; the page's own fields stay for another account. */
+  function sessionForm(t: Translate, token: string, csrf: string | undefined, user: AuthUser): string {
+    return (
+      `<p>${e(t('pages.join.signed_in', { username: user.username }))}</p>` +
+      `<form method="post">${hidden(token, csrf)}` +
+      `<button type="submit">${e(t('pages.join.submit'))}</button></form>` +
+      `<h2>${e(t('pages.join.other_account'))}</h2>${loginForm(t, token, csrf)}`
+    );
+  }
+
+  function joinForms(
+    t: Translate,
+    token: string,
+    intro: string,
+    request: PageRequest,
+    user: AuthUser | null,
+    error?: string,
+  ): string {
+    const alert = error ? `<p role="alert">${e(error)}</p>` : '';
+    const forms = user
+      ? sessionForm(t, token, request.csrfToken, user)
+      : loginForm(t, token, request.csrfToken);
+    return `${alert}<p>${e(intro)}</p>${forms}`;
   }
 
   async function intro(t: Translate, token: string): Promise<string> {
@@ -61,9 +91,29 @@ export function createJoinPage(deps: {
     html: layout(t, locale, appName, `<p role="alert">${e(t(error.code, error.params))}</p>`),
   });
 
+  const joined = (t: Translate, locale: string, organization: string): PageResponse => ({
+    status: 200,
+    html: layout(t, locale, appName, `<p role="status">${e(t('pages.join.done', { organization }))}</p>`),
+  });
+
+  /** The user of the page's own fields, or null when they do not prove an active account. */
+  async function userOfFields(form: Record<string, string>): Promise<AuthUser | null> {
+    const guard = deps.loginGuard();
+    let row;
+    for (const key of usernameLookupKeys((form.username ?? '').slice(0, 300))) {
+      row = await store.userByName(key);
+      if (row) break;
+    }
+    const password = (form.password ?? '').slice(0, 1024);
+    if (row) await guard.assertNotLocked(row.id, 'auth.too_many_attempts');
+    if (!row || !row.isActive || !(await guard.verifyPassword(row.id, password))) return null;
+    return toAuthUser(row);
+  }
+
   return {
     path: PATH,
-    async get({ query, locale }: PageRequest): Promise<PageResponse> {
+    async get(request: PageRequest): Promise<PageResponse> {
+      const { query, locale } = request;
       const t = translator(locale);
       const token = (query.token ?? '').slice(0, TOKEN_MAX_LENGTH);
       if (!token)
@@ -72,43 +122,43 @@ export function createJoinPage(deps: {
           html: layout(t, locale, appName, `<p role="alert">${e(t('pages.no_token'))}</p>`),
         };
       try {
-        return { status: 200, html: layout(t, locale, appName, joinForm(t, token, await intro(t, token))) };
+        const text = await intro(t, token);
+        const user = (await request.sessionUser?.()) ?? null;
+        return { status: 200, html: layout(t, locale, appName, joinForms(t, token, text, request, user)) };
       } catch (error) {
         if (error instanceof SvcError) return failed(t, locale, error);
         throw error;
       }
     },
-    async post({ form, locale }: PageRequest): Promise<PageResponse> {
+    async post(request: PageRequest): Promise<PageResponse> {
+      const { form, locale } = request;
       const t = translator(locale);
       const token = (form.token ?? '').slice(0, TOKEN_MAX_LENGTH);
       try {
         if (!token) throw new SvcError('organization.invitation_invalid');
         const text = await intro(t, token);
-        const guard = deps.loginGuard();
-        let row;
-        for (const key of usernameLookupKeys((form.username ?? '').slice(0, 300))) {
-          row = await store.userByName(key);
-          if (row) break;
-        }
-        const password = (form.password ?? '').slice(0, 1024);
-        if (row) await guard.assertNotLocked(row.id, 'auth.too_many_attempts');
-        if (!row || !row.isActive || !(await guard.verifyPassword(row.id, password))) {
-          const wrong = new SvcError('auth.invalid_credentials');
+        const session = (await request.sessionUser?.()) ?? null;
+        // The page's own fields win when they are filled in (another account than the signed-in one).
+        const byFields = (form.username ?? '') !== '' || (form.password ?? '') !== '';
+        const user = byFields || !session ? await userOfFields(form) : session;
+        if (!user) {
+          const wrong = t(byFields ? 'auth.invalid_credentials' : 'pages.join.login');
           return {
             status: 400,
-            html: layout(t, locale, appName, joinForm(t, token, text, t(wrong.code))),
+            html: layout(t, locale, appName, joinForms(t, token, text, request, session, wrong)),
           };
         }
-        const joined = await service.accept(toAuthUser(row), token);
-        return {
-          status: 200,
-          html: layout(
-            t,
-            locale,
-            appName,
-            `<p role="status">${e(t('pages.join.done', { organization: joined.organization.name }))}</p>`,
-          ),
-        };
+        try {
+          return joined(t, locale, (await service.accept(user, token)).organization.name);
+        } catch (error) {
+          // Signed in with another address than the invited one: say so and offer the page's own fields.
+          if (!(error instanceof SvcError) || error.code !== 'organization.invitation_email_mismatch')
+            throw error;
+          return {
+            status: error.status,
+            html: layout(t, locale, appName, joinForms(t, token, text, request, session, t(error.code))),
+          };
+        }
       } catch (error) {
         if (error instanceof SvcError) return failed(t, locale, error);
         throw error;

@@ -400,6 +400,30 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async exportOf(userId: string) {
       return (await store.exportOf(userId)).map((row) => ({ ...row, joinedAt: row.joinedAt.toISOString() }));
     },
+    /**
+     * A deactivated account's pending invitations end: those to its address and those it sent
+     * (docs/organizations.md "Invitations end with the account"; SPEC-3 §7 rule 4 for the account's links).
+     */
+    async endInvitationsOf(userId: string): Promise<void> {
+      if (isCanonicalUuid(userId)) await store.endInvitationsOf(userId);
+    },
+    /**
+     * In the transaction of a user's deletion, before the user row goes (SPEC-3 §2 "Deleting a user deletes
+     * their memberships"): one `organization.member_removed` per membership the cascade takes (SPEC-3 §3, with
+     * the role the member had), and the end of the invitations to the address and by the user.
+     */
+    async beforeUserDeleted(tx: Orm, userId: string): Promise<void> {
+      const outbox = deps.webhooks();
+      if (outbox.enabled) {
+        const memberships = await store.membershipsOf(userId, tx);
+        await outbox.recordEach(
+          tx,
+          'organization.member_removed',
+          memberships.map(({ role, ...organization }) => ({ organization, userId, role })),
+        );
+      }
+      await store.endInvitationsOf(userId, tx);
+    },
     /** SPEC-3 §2: deleting an account must not leave an organization with members and no owner. */
     async assertUserRemovable(userId: string, loc: (string | number)[]) {
       const slugs = await store.soleOwnerships(userId);

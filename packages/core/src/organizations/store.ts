@@ -373,6 +373,31 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         return { role: member?.role ?? taken.role };
       });
     },
+    /**
+     * Ends the pending invitations addressed to the user's email or sent by the user (docs/organizations.md
+     * "Invitations end with the account"): a deactivation or a deletion of the account. `tx`: inside the
+     * deletion's transaction, before the user row (and its address) goes.
+     */
+    async endInvitationsOf(userId: string, tx: Orm = orm): Promise<number> {
+      const address = sql`(SELECT lower(${user.email}) FROM ${user} WHERE ${user.id} = ${userId})`;
+      const rows = await tx
+        .update(inv)
+        .set({ state: 'revoked' })
+        .where(
+          and(eq(inv.state, 'pending'), or(eq(inv.invitedBy, userId), sql`lower(${inv.email}) = ${address}`)),
+        )
+        .returning({ id: inv.id });
+      return rows.length;
+    },
+    /** The user's memberships with their organizations, read in `tx` (the events of a user's deletion). */
+    async membershipsOf(userId: string, tx: Orm) {
+      return tx
+        .select({ id: o.id, slug: o.slug, name: o.name, role: m.role })
+        .from(m)
+        .innerJoin(o, eq(o.id, m.organizationId))
+        .where(eq(m.userId, userId))
+        .orderBy(asc(m.joinedAt), asc(o.id));
+    },
     /** The user's memberships for the account export. */
     async exportOf(userId: string) {
       return orm

@@ -75,16 +75,25 @@ function notFound(loc: string): SvcError {
   return new SvcError('request.not_found', { loc: ['path', loc] });
 }
 
+/**
+ * SPEC-3 §3: `permissions.changed {userId}` for each user whose effective permissions a change alters, written
+ * in the change's transaction, all users in a bounded number of statements (`recordEach`); undefined while
+ * webhooks are off (the store then needs no transaction for it). The routes and `svc groups` / `svc
+ * permissions` use it alike.
+ */
+export function permissionsRecorder(outbox: WebhookOutbox | undefined): PermissionsRecord | undefined {
+  if (!outbox?.enabled) return undefined;
+  return (tx, userIds) =>
+    outbox.recordEach(
+      tx,
+      'permissions.changed',
+      [...new Set(userIds)].map((userId) => ({ userId })),
+    );
+}
+
 /** The rules of permissions, groups and their links to users (SPEC "Permissions and groups"). */
 export function createRbacService({ store, events, webhooks, log }: RbacServiceDeps) {
-  /** SPEC-3 §3: `permissions.changed` for each user, written in the change's transaction. */
-  function recorder(): PermissionsRecord | undefined {
-    const outbox = webhooks?.();
-    if (!outbox?.enabled) return undefined;
-    return async (tx, userIds) => {
-      for (const userId of new Set(userIds)) await outbox.record(tx, 'permissions.changed', { userId });
-    };
-  }
+  const recorder = () => permissionsRecorder(webhooks?.());
 
   /** SPEC "Permissions and groups": every change of a user's permissions emits `user_permissions_changed`. */
   function notify(userIds: Iterable<string>): void {
@@ -122,7 +131,7 @@ export function createRbacService({ store, events, webhooks, log }: RbacServiceD
       input: { codename?: string; description?: string },
       t: Translate,
     ): Promise<PermissionOut> {
-      const row = await store.updatePermission(id, input);
+      const row = await store.updatePermission(id, input, recorder());
       if (!row) throw notFound('perm_id');
       // A renamed codename changes the effective permissions of every holder.
       if (input.codename !== undefined) notify(await store.holdersOfPermission(id));
@@ -131,7 +140,7 @@ export function createRbacService({ store, events, webhooks, log }: RbacServiceD
 
     async deletePermission(id: number): Promise<void> {
       const holders = await store.holdersOfPermission(id);
-      if (!(await store.deletePermission(id))) throw notFound('perm_id');
+      if (!(await store.deletePermission(id, recorder()))) throw notFound('perm_id');
       notify(holders);
     },
 
@@ -258,7 +267,12 @@ export interface PermissionSync {
 export async function syncPermissions(
   store: RbacStore,
   declared: ReadonlyMap<string, string>,
-  options: { prune?: boolean; dryRun?: boolean } = {},
+  options: {
+    prune?: boolean;
+    dryRun?: boolean;
+    /** SPEC-3 §3: `permissions.changed` of the holders of a pruned permission (`permissionsRecorder`). */
+    record?: PermissionsRecord;
+  } = {},
 ): Promise<PermissionSync> {
   const stored = new Map((await store.listPermissions()).map((row) => [row.codename, row]));
   const missing = [...declared]
@@ -276,7 +290,7 @@ export async function syncPermissions(
     const inserted = new Set((await store.createMissingPermissions(missing)).map((row) => row.codename));
     added = missing.filter((p) => inserted.has(p.codename));
     for (const p of described) await store.updatePermission(stored.get(p.codename)!.id, p);
-    if (options.prune) for (const row of undeclared) await store.deletePermission(row.id);
+    if (options.prune) for (const row of undeclared) await store.deletePermission(row.id, options.record);
   }
   return {
     added,

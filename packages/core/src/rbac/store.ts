@@ -46,6 +46,21 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     return byGroup;
   }
 
+  /** Users whose effective permissions include the permission (directly or through a group), one query. */
+  async function holdersOf(id: number, q: Orm = orm): Promise<string[]> {
+    const direct = q
+      .select({ userId: userPermission.userId })
+      .from(userPermission)
+      .where(eq(userPermission.permissionId, id));
+    const viaGroup = q
+      .select({ userId: userGroup.userId })
+      .from(userGroup)
+      .innerJoin(groupPermission, eq(groupPermission.groupId, userGroup.groupId))
+      .where(eq(groupPermission.permissionId, id));
+    const rows = await direct.union(viaGroup);
+    return rows.map((r) => r.userId);
+  }
+
   /** Ids of users who hold a link to the group. */
   async function membersOf(groupId: number, q: Orm = orm): Promise<string[]> {
     const rows = await q
@@ -53,6 +68,11 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       .from(userGroup)
       .where(eq(userGroup.groupId, groupId));
     return rows.map((r) => r.userId);
+  }
+
+  /** `work` in a transaction when there is an event to record with it, else as its one statement. */
+  function inTransactionWhen<T>(record: PermissionsRecord | undefined, work: (q: Orm) => Promise<T>) {
+    return record ? db.transaction(work) : work(orm);
   }
 
   return {
@@ -65,16 +85,32 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       return row!;
     },
 
+    /**
+     * Changes a permission; `record` (SPEC-3 §3) gets its holders in the same transaction when the codename
+     * changed: a renamed codename changes the effective permissions of every holder.
+     */
     async updatePermission(
       id: number,
       values: { codename?: string; description?: string },
+      record?: PermissionsRecord,
     ): Promise<PermissionRow | undefined> {
       if (values.codename === undefined && values.description === undefined) {
         const [row] = await orm.select().from(permission).where(eq(permission.id, id));
         return row;
       }
-      const [row] = await orm.update(permission).set(values).where(eq(permission.id, id)).returning();
-      return row;
+      if (values.codename === undefined || !record) {
+        const [row] = await orm.update(permission).set(values).where(eq(permission.id, id)).returning();
+        return row;
+      }
+      return db.transaction(async (tx) => {
+        const [before] = await tx
+          .select({ codename: permission.codename })
+          .from(permission)
+          .where(eq(permission.id, id));
+        const [row] = await tx.update(permission).set(values).where(eq(permission.id, id)).returning();
+        if (row && before && before.codename !== row.codename) await record(tx, await holdersOf(id, tx));
+        return row;
+      });
     },
 
     /**
@@ -98,25 +134,24 @@ export function createRbacStore(db: Database, tables: CoreTables) {
         .orderBy(asc(permission.codename));
     },
 
-    async deletePermission(id: number): Promise<boolean> {
-      const rows = await orm.delete(permission).where(eq(permission.id, id)).returning({ id: permission.id });
-      return rows.length > 0;
+    /**
+     * Deletes a permission (its group and user links cascade); `record` gets its former holders in the same
+     * transaction (SPEC-3 §3).
+     */
+    async deletePermission(id: number, record?: PermissionsRecord): Promise<boolean> {
+      const remove = (q: Orm) =>
+        q.delete(permission).where(eq(permission.id, id)).returning({ id: permission.id });
+      if (!record) return (await remove(orm)).length > 0;
+      return db.transaction(async (tx) => {
+        const holders = await holdersOf(id, tx);
+        const rows = await remove(tx);
+        if (rows.length > 0) await record(tx, holders);
+        return rows.length > 0;
+      });
     },
 
     /** Users whose effective permissions include the permission (directly or through a group). */
-    async holdersOfPermission(id: number): Promise<string[]> {
-      const direct = orm
-        .select({ userId: userPermission.userId })
-        .from(userPermission)
-        .where(eq(userPermission.permissionId, id));
-      const viaGroup = orm
-        .select({ userId: userGroup.userId })
-        .from(userGroup)
-        .innerJoin(groupPermission, eq(groupPermission.groupId, userGroup.groupId))
-        .where(eq(groupPermission.permissionId, id));
-      const rows = await direct.union(viaGroup);
-      return rows.map((r) => r.userId);
-    },
+    holdersOfPermission: (id: number): Promise<string[]> => holdersOf(id),
 
     async listGroups(): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
       const groups = await orm.select().from(group).orderBy(asc(group.name));
@@ -204,46 +239,69 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       return new Map(rows.map((r) => [r.groupId, Number(r.members)]));
     },
 
-    /** Adds permissions to a group, keeping the ones it has; returns the ids it did not hold before. */
-    async grantToGroup(groupId: number, permissionIds: number[]): Promise<number[]> {
+    /**
+     * Adds permissions to a group, keeping the ones it has; returns the ids it did not hold before. `record`
+     * gets the group's members in the same transaction when it gained any (SPEC-3 §3).
+     */
+    async grantToGroup(
+      groupId: number,
+      permissionIds: number[],
+      record?: PermissionsRecord,
+    ): Promise<number[]> {
       if (permissionIds.length === 0) return [];
-      const rows = await orm
-        .insert(groupPermission)
-        .values(permissionIds.map((permissionId) => ({ groupId, permissionId })))
-        .onConflictDoNothing()
-        .returning({ permissionId: groupPermission.permissionId });
-      return rows.map((r) => r.permissionId);
+      return inTransactionWhen(record, async (q) => {
+        const rows = await q
+          .insert(groupPermission)
+          .values(permissionIds.map((permissionId) => ({ groupId, permissionId })))
+          .onConflictDoNothing()
+          .returning({ permissionId: groupPermission.permissionId });
+        if (rows.length > 0 && record) await record(q, await membersOf(groupId, q));
+        return rows.map((r) => r.permissionId);
+      });
     },
 
-    /** Takes permissions from a group; returns the ids it held. */
-    async revokeFromGroup(groupId: number, permissionIds: number[]): Promise<number[]> {
+    /** Takes permissions from a group; returns the ids it held. `record`: as for {@link grantToGroup}. */
+    async revokeFromGroup(
+      groupId: number,
+      permissionIds: number[],
+      record?: PermissionsRecord,
+    ): Promise<number[]> {
       if (permissionIds.length === 0) return [];
-      const rows = await orm
-        .delete(groupPermission)
-        .where(
-          and(eq(groupPermission.groupId, groupId), inArray(groupPermission.permissionId, permissionIds)),
-        )
-        .returning({ permissionId: groupPermission.permissionId });
-      return rows.map((r) => r.permissionId);
+      return inTransactionWhen(record, async (q) => {
+        const rows = await q
+          .delete(groupPermission)
+          .where(
+            and(eq(groupPermission.groupId, groupId), inArray(groupPermission.permissionId, permissionIds)),
+          )
+          .returning({ permissionId: groupPermission.permissionId });
+        if (rows.length > 0 && record) await record(q, await membersOf(groupId, q));
+        return rows.map((r) => r.permissionId);
+      });
     },
 
-    /** Makes the user a member of the group; false when they already were. */
-    async addUserToGroup(userId: string, groupId: number): Promise<boolean> {
-      const rows = await orm
-        .insert(userGroup)
-        .values({ userId, groupId })
-        .onConflictDoNothing()
-        .returning({ userId: userGroup.userId });
-      return rows.length > 0;
+    /** Makes the user a member of the group; false when they already were. `record` gets the user then. */
+    async addUserToGroup(userId: string, groupId: number, record?: PermissionsRecord): Promise<boolean> {
+      return inTransactionWhen(record, async (q) => {
+        const rows = await q
+          .insert(userGroup)
+          .values({ userId, groupId })
+          .onConflictDoNothing()
+          .returning({ userId: userGroup.userId });
+        if (rows.length > 0 && record) await record(q, [userId]);
+        return rows.length > 0;
+      });
     },
 
-    /** Ends the user's membership of the group; false when they were not a member. */
-    async removeUserFromGroup(userId: string, groupId: number): Promise<boolean> {
-      const rows = await orm
-        .delete(userGroup)
-        .where(and(eq(userGroup.userId, userId), eq(userGroup.groupId, groupId)))
-        .returning({ userId: userGroup.userId });
-      return rows.length > 0;
+    /** Ends the user's membership of the group; false when they were not a member. `record`: as above. */
+    async removeUserFromGroup(userId: string, groupId: number, record?: PermissionsRecord): Promise<boolean> {
+      return inTransactionWhen(record, async (q) => {
+        const rows = await q
+          .delete(userGroup)
+          .where(and(eq(userGroup.userId, userId), eq(userGroup.groupId, groupId)))
+          .returning({ userId: userGroup.userId });
+        if (rows.length > 0 && record) await record(q, [userId]);
+        return rows.length > 0;
+      });
     },
 
     async userExists(userId: string): Promise<boolean> {

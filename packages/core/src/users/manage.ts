@@ -79,6 +79,11 @@ export interface UserManagerDeps {
     superuser: { id: string; username: string },
     cause: 'demotion' | 'deactivation',
   ): Promise<void>;
+  /**
+   * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
+   * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens.
+   */
+  beforeDelete?(tx: Orm, userId: string): Promise<void>;
 }
 
 /**
@@ -224,6 +229,7 @@ export function createUserManager(deps: UserManagerDeps) {
       const rows = found
         ? await db.transaction(async (tx) => {
             if (await isLastActiveSuperuser(tx, db.dialect, user, found.id)) throw lastSuperuser(username);
+            await deps.beforeDelete?.(tx, found.id);
             const deleted = await tx
               .delete(user)
               .where(eq(user.id, found.id))

@@ -77,14 +77,17 @@ export function createUserService(deps: UserServiceDeps) {
    */
   async function deleteAccount(userId: string, loc: (string | number)[]): Promise<boolean> {
     // SPEC-3 §2: not while the user is the only owner of an organization that has other members.
-    await deps.organizations?.()?.assertUserRemovable(userId, loc);
+    const organizations = deps.organizations?.();
+    await organizations?.assertUserRemovable(userId, loc);
     const webhooks = deps.webhooks();
-    // SPEC-3 §3: `user.deleted` is stored in the deletion's transaction.
+    // SPEC-3 §3: `user.deleted` is stored in the deletion's transaction, and so are the organization
+    // memberships' `organization.member_removed` (read before the cascade takes them).
     const outcome = await store.delete(
       userId,
       webhooks.enabled
         ? (tx, row) => webhooks.record(tx, 'user.deleted', { id: row.id, username: row.username })
         : undefined,
+      organizations ? (tx) => organizations.beforeUserDeleted(tx, userId) : undefined,
     );
     if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc });
     if ('notFound' in outcome) return false;
@@ -198,7 +201,11 @@ export function createUserService(deps: UserServiceDeps) {
       // the new address's verification link is issued below).
       const accounts = deps.accounts();
       if (changes.email !== undefined) await accounts?.endLinks(updated.id, 'email_changed');
-      if (deactivated) await accounts?.endLinks(updated.id, 'deactivated');
+      if (deactivated) {
+        await accounts?.endLinks(updated.id, 'deactivated');
+        // docs/organizations.md "Invitations end with the account": to their address and sent by them.
+        await deps.organizations?.()?.endInvitationsOf(updated.id);
+      }
       // SPEC-2 "Email verification": the admin route's email change sends a link to the new address too.
       if (changes.email) accounts?.sendVerification(updated.id);
 

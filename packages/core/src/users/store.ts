@@ -287,14 +287,18 @@ export function createUserStore(
 
     /**
      * Deletes the user, unless it is the last active superuser; groups, permissions, settings, MFA data and
-     * refresh records go with it (FK cascades).
+     * refresh records go with it (FK cascades). `before` runs first in the transaction, `record` after.
      */
     async delete(
       id: string,
       record?: (tx: Orm, row: { id: string; username: string }) => Promise<void>,
+      before?: (tx: Orm) => Promise<void>,
     ): Promise<GuardedOutcome<true>> {
       return db.transaction(async (tx) => {
         if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };
+        // What other modules do before the cascades take the user's rows (SPEC-3 §2/§3: the organization
+        // memberships' events, the invitations ended), in this transaction.
+        if (before) await before(tx);
         const rows = await tx
           .delete(user)
           .where(eq(user.id, id))

@@ -59,3 +59,9 @@ export const LAST_ERROR_MAX_LENGTH = 200;
 
 export const URL_MAX_LENGTH = 2048;
 export const DESCRIPTION_MAX_LENGTH = 500;
+
+/**
+ * Rows per multi-row insert of many events at once (`recordEach`): at most a few thousand bound parameters,
+ * far below SQLite's 32,766 and PostgreSQL's 65,535.
+ */
+export const INSERT_CHUNK = 500;

@@ -1,6 +1,11 @@
 import type { Settings } from '../kernel/config/schema.js';
 import type { Database, Orm } from '../kernel/db/database.js';
-import type { WebhookEvents, WebhookEventType, WebhookOutbox } from '../kernel/ports.js';
+import {
+  DISABLED_WEBHOOK_OUTBOX,
+  type WebhookEvents,
+  type WebhookEventType,
+  type WebhookOutbox,
+} from '../kernel/ports.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
 import type { WebhookTables } from './tables.js';
 
@@ -14,6 +19,13 @@ export function createWebhookOutbox(store: WebhookStore, now: () => Date): Webho
     async record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void> {
       await store.record(tx, type, data, now());
     },
+    async recordEach<K extends WebhookEventType>(
+      tx: Orm,
+      type: K,
+      data: readonly WebhookEvents[K][],
+    ): Promise<void> {
+      await store.recordEach(tx, type, data, now());
+    },
   };
 }
 
@@ -26,6 +38,6 @@ export function createStandaloneWebhookOutbox(
   settings: Settings,
   tables: WebhookTables,
 ): WebhookOutbox {
-  if (!settings.webhooks_enabled) return { enabled: false, async record() {} };
+  if (!settings.webhooks_enabled) return DISABLED_WEBHOOK_OUTBOX;
   return createWebhookOutbox(createWebhookStore(db, tables), () => new Date());
 }

@@ -7,7 +7,7 @@ import {
   type WebhookReceiver,
 } from '../../../../testing/webhook-receiver.js';
 import type { Orm } from '../kernel/db/database.js';
-import type { OrganizationInvitationMail } from '../kernel/ports.js';
+import type { AccountMail, OrganizationInvitationMail } from '../kernel/ports.js';
 import { createOrganizationManager } from '../organizations/manage.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
@@ -26,6 +26,7 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
   let receiver: WebhookReceiver;
   const secrets: string[] = [];
   const invitations: OrganizationInvitationMail[] = [];
+  const verifications: AccountMail[] = [];
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     app = await startTestApp({
@@ -40,7 +41,7 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       },
       mailer: {
         sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
+        sendEmailVerification: (mail) => void verifications.push(mail),
         sendInvitation: () => undefined,
         sendOrganizationInvitation: (mail) => void invitations.push(mail),
       },
@@ -301,6 +302,194 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       ].sort(),
     );
     for (const r of receiver.at('/all')) expect(r.body).not.toContain(token);
+  });
+
+  /** The outbox rows of `type` (written in each change's transaction), as the user ids their data names. */
+  async function storedFor(type: string): Promise<string[]> {
+    const rt = app.app.runtime;
+    const { webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
+    const rows = await rt.authDb.orm.select().from(ev).where(eq(ev.type, type));
+    return rows.map((r) => (JSON.parse(r.data) as { userId: string }).userId);
+  }
+  const countOf = (ids: string[], id: string) => ids.filter((x) => x === id).length;
+
+  it('emits permissions.changed for every holder, direct or through a group, when a codename is renamed or deleted', async () => {
+    const direct = await app.createUser({ username: 'ev_perm_direct' });
+    const viaGroup = await app.createUser({ username: 'ev_perm_group' });
+    const both = await app.createUser({ username: 'ev_perm_both' });
+    const neither = await app.createUser({ username: 'ev_perm_none' });
+    const created = await admin.post('/api/admin/permissions/permissions', { codename: 'ev.reports' });
+    expect(created.status).toBe(201);
+    const permId = created.body.data.id as number;
+    const group = await admin.post('/api/admin/permissions/groups', {
+      name: 'ev_reporters',
+      description: '',
+      permissionIds: [permId],
+    });
+    expect(group.status).toBe(201);
+    for (const user of [viaGroup, both])
+      expect(
+        (
+          await admin.put(`/api/admin/permissions/users/${user.id}/groups`, {
+            groupIds: [group.body.data.id],
+          })
+        ).status,
+      ).toBe(200);
+    for (const user of [direct, both])
+      expect(
+        (await admin.put(`/api/admin/permissions/users/${user.id}/permissions`, { permissionIds: [permId] }))
+          .status,
+      ).toBe(200);
+    const holders = [direct, viaGroup, both];
+    const before = await storedFor('permissions.changed');
+
+    // A description alone changes nobody's permissions: no event.
+    const described = await admin.put(`/api/admin/permissions/permissions/${permId}`, { description: 'x' });
+    expect(described.status).toBe(200);
+    expect(await storedFor('permissions.changed')).toEqual(before);
+
+    const renamed = await admin.put(`/api/admin/permissions/permissions/${permId}`, {
+      codename: 'ev.reports.read',
+    });
+    expect(renamed.status).toBe(200);
+    const afterRename = await storedFor('permissions.changed');
+    // Exactly one event per holder (the one holding it twice too), none for the others.
+    for (const user of holders) expect(countOf(afterRename, user.id) - countOf(before, user.id)).toBe(1);
+    expect(countOf(afterRename, neither.id)).toBe(0);
+    expect(afterRename.length - before.length).toBe(3);
+
+    expect((await admin.delete(`/api/admin/permissions/permissions/${permId}`)).status).toBe(204);
+    const afterDelete = await storedFor('permissions.changed');
+    for (const user of holders) expect(countOf(afterDelete, user.id) - countOf(before, user.id)).toBe(2);
+    expect(afterDelete.length - before.length).toBe(6);
+    const delivered = () =>
+      receiver
+        .at('/all')
+        .filter((r) => r.json?.type === 'permissions.changed' && r.json.data.userId === both.id);
+    await eventually(() => delivered().length >= 3);
+    expect(delivered()[0]!.json.data).toEqual({ userId: both.id });
+  });
+
+  it('stores many events of one change in a bounded number of statements, and none when its transaction fails', async () => {
+    const rt = app.app.runtime;
+    const outbox = rt.ports.get('webhooks');
+    const { webhookDelivery: d, webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
+    // More than one multi-row insert's worth (INSERT_CHUNK rows), for a permission held by many users.
+    const ids = Array.from(
+      { length: 1201 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
+    const ofIds = (rows: { data: string }[]) =>
+      rows.filter((r) => ids.includes((JSON.parse(r.data) as { userId: string }).userId));
+    let statements = 0;
+    let inside = { events: 0, deliveries: 0 };
+    await expect(
+      rt.authDb.transaction(async (tx) => {
+        // Counted: one read of the endpoints and ceil(1201 / 500) inserts of events and of deliveries.
+        const counting = new Proxy(tx, {
+          get(target, key, proxy) {
+            if (key === 'select' || key === 'insert') statements++;
+            return Reflect.get(target, key, proxy) as unknown;
+          },
+        });
+        await outbox.recordEach(
+          counting,
+          'permissions.changed',
+          ids.map((userId) => ({ userId })),
+        );
+        const events = ofIds(await tx.select().from(ev).where(eq(ev.type, 'permissions.changed')));
+        const deliveries = await tx
+          .select({ id: d.id, data: ev.data })
+          .from(d)
+          .innerJoin(ev, eq(ev.id, d.eventId))
+          .where(eq(ev.type, 'permissions.changed'));
+        inside = { events: events.length, deliveries: ofIds(deliveries).length };
+        // The change fails after its events: they go with it (and no receiver is flooded by this test).
+        throw new Error('the change fails after its events');
+      }),
+    ).rejects.toThrow('fails after its events');
+    expect(statements).toBe(1 + 3 + 3);
+    // One endpoint subscribes (this suite's `["*"]`): one event and one delivery per user.
+    expect(inside).toEqual({ events: 1201, deliveries: 1201 });
+    expect(ofIds(await rt.authDb.orm.select().from(ev))).toEqual([]);
+  });
+
+  it('emits user.updated when an email verification completes, with emailVerifiedAt set', async () => {
+    const vera = await app.createUser({ username: 'ev_vera', email: 'vera@example.com' });
+    const client = await app.loginAs(vera);
+    expect((await client.post('/api/auth/user/email/verify-request')).status).toBe(202);
+    await eventually(() => verifications.some((m) => m.email === 'vera@example.com'));
+    const mail = verifications.find((m) => m.email === 'vera@example.com')!;
+    const token = new URL(mail.url).searchParams.get('token')!;
+    expect(typesFor(vera.id)).not.toContain('user.updated');
+    expect((await app.post('/api/auth/email/verify', { token })).status).toBe(204);
+    const updated = await eventFor('user.updated', vera.id);
+    const shown = (await admin.get(`/api/admin/user/${vera.id}`)).body.data;
+    expect(shown.emailVerifiedAt).not.toBeNull();
+    expect(updated.json.data).toEqual(shown);
+    // The token is used once: a second presentation changes nothing and emits nothing.
+    expect((await app.post('/api/auth/email/verify', { token })).status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(typesFor(vera.id).filter((t) => t === 'user.updated')).toHaveLength(1);
+  });
+
+  it('emits organization.member_removed for each membership a user deletion takes, in the deletion’s transaction', async () => {
+    const rt = app.app.runtime;
+    const core = rt.tables.core as unknown as CoreTables;
+    const owner = await app.createUser({ username: 'ev_del_owner' });
+    const leaver = await app.createUser({ username: 'ev_del_member' });
+    const ownerClient = await app.loginAs(owner);
+    const manager = createOrganizationManager({ db: rt.authDb, settings: rt.settings });
+    const orgs: { id: string; slug: string; name: string }[] = [];
+    for (const [slug, name, role] of [
+      ['ev-del-one', 'Del One', 'member'],
+      ['ev-del-two', 'Del Two', 'admin'],
+    ] as const) {
+      const res = await ownerClient.post('/api/organizations', { name, slug });
+      expect(res.status).toBe(201);
+      orgs.push({ id: res.body.data.id, slug, name });
+      await manager.service.addMember(res.body.data.id, leaver.id, role);
+    }
+    const removedOf = async () => {
+      const { webhookEvent: ev } = rt.tables.webhooks as unknown as WebhookTables;
+      const rows = await rt.authDb.orm.select().from(ev).where(eq(ev.type, 'organization.member_removed'));
+      return rows.map((r) => JSON.parse(r.data)).filter((data) => data.userId === leaver.id);
+    };
+
+    // A deletion whose transaction fails after the change stores none of the events and keeps the memberships.
+    const store = createUserStore(rt.authDb, core.user);
+    const organizations = rt.ports.get('organizations');
+    await expect(
+      store.delete(
+        leaver.id,
+        async () => {
+          throw new Error('the deletion fails after the change');
+        },
+        (tx) => organizations.beforeUserDeleted(tx, leaver.id),
+      ),
+    ).rejects.toThrow('fails after the change');
+    expect(await removedOf()).toEqual([]);
+    expect((await ownerClient.get(`/api/organizations/${orgs[0]!.id}/members`)).body.data.total).toBe(2);
+    await store.close();
+
+    expect((await admin.delete(`/api/admin/user/${leaver.id}`)).status).toBe(204);
+    expect(await removedOf()).toEqual(
+      expect.arrayContaining([
+        { organization: orgs[0], userId: leaver.id, role: 'member' },
+        { organization: orgs[1], userId: leaver.id, role: 'admin' },
+      ]),
+    );
+    expect(await removedOf()).toHaveLength(2);
+    await eventually(
+      () =>
+        receiver
+          .at('/all')
+          .filter((r) => r.json?.type === 'organization.member_removed' && r.json.data.userId === leaver.id)
+          .length === 2,
+    );
+    // The owner's memberships stay; the organizations lost one member each.
+    for (const org of orgs)
+      expect((await ownerClient.get(`/api/organizations/${org.id}/members`)).body.data.total).toBe(1);
   });
 
   it('never puts a secret, hash, token or code into a body', async () => {

@@ -12,7 +12,13 @@ import { negotiateLocale, resolveLocale, translator } from '../i18n/index.js';
 import { isValidRequestId, requestContext } from '../log/context.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord } from '../module.js';
-import type { Audience, OrganizationContext, PortRegistry } from '../ports.js';
+import {
+  PERSONAL_TOKEN_PREFIX,
+  type Audience,
+  type AuthUser,
+  type OrganizationContext,
+  type PortRegistry,
+} from '../ports.js';
 import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
@@ -387,7 +393,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     });
   }
 
-  for (const page of options.pages ?? []) mountPage(app, page, settings);
+  for (const page of options.pages ?? []) mountPage(app, page, settings, ports);
 
   mountDocs(app, { ...options.docs, routes, settings });
   // SPEC-3 §6: the admin console at /admin/, before the project's static files (a mount there cannot hide it).
@@ -506,7 +512,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 }
 
 /** Mounts one built-in page with the headers of kernel/page.ts. */
-function mountPage(app: Express, page: PageRoute, settings: Settings): void {
+function mountPage(app: Express, page: PageRoute, settings: Settings, ports: PortRegistry): void {
   const answer = (
     req: Request,
     res: Response,
@@ -547,6 +553,22 @@ function mountPage(app: Express, page: PageRoute, settings: Settings): void {
       }
       request.csrfToken = held ?? newCsrfToken();
       if (held === undefined) res.setHeader('Set-Cookie', csrfCookieHeader(settings, request.csrfToken));
+      // SPEC-3 §2 and §5: a page may act for the browser's cookie session (the join page accepts for it). As
+      // for the guard, the cookie counts only without an Authorization header and is never a personal token;
+      // a submit sees it only after the double submit above passed (a browser without the CSRF cookie has
+      // proved nothing, so its submit acts only through the page's own fields).
+      const session = readCookie(req.headers.cookie, cookieNames(settings).session);
+      const authenticator = ports.find('authenticator');
+      if (
+        session !== undefined &&
+        authenticator &&
+        req.headers.authorization === undefined &&
+        !session.startsWith(PERSONAL_TOKEN_PREFIX) &&
+        (req.method !== 'POST' || held !== undefined)
+      ) {
+        let user: Promise<AuthUser | null> | undefined;
+        request.sessionUser = () => (user ??= authenticator.authenticate(session).catch(() => null));
+      }
     }
     return Promise.resolve(produce(request)).then(({ status, html }) => {
       res.setHeader('Cache-Control', 'no-store');

@@ -207,6 +207,8 @@ export const de: Record<string, string> = {
   'pages.join.username': 'Benutzername',
   'pages.join.submit': 'Der Organisation beitreten',
   'pages.join.done': 'Sie sind jetzt Mitglied von {organization}.',
+  'pages.join.signed_in': 'Sie sind als {username} angemeldet.',
+  'pages.join.other_account': 'Ein anderes Konto',
   // SPEC-3 section 1: social login
   'auth.oauth_provider_unknown': 'Dieser Anmeldedienst ist nicht aktiviert.',
   'auth.oauth_provider_error':

@@ -195,6 +195,8 @@ export const en: Record<string, string> = {
   'pages.join.username': 'Username',
   'pages.join.submit': 'Join the organization',
   'pages.join.done': 'You are now a member of {organization}.',
+  'pages.join.signed_in': 'You are signed in as {username}.',
+  'pages.join.other_account': 'Another account',
   // SPEC-3 section 1: social login
   'auth.oauth_provider_unknown': 'This sign-in provider is not enabled.',
   'auth.oauth_provider_error': 'The sign-in provider could not be reached or answered with an error.',
