@@ -2,7 +2,7 @@
 // docs/performance.md "Profiled and fixed": profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
 // self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
 //
-//   node bench/lib/profile.mjs <user|notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]
+//   node bench/lib/profile.mjs <user|notes|org-notes|login|refresh|write|live> [seconds] [SVC_SETTING=value ...]
 //
 // Only the samples of the load's window count; figures are per request answered. PROFILE_CONNECTIONS=1 runs one
 // request at a time; PROFILE_POSTGRES=1 serves a fresh database of SVC_TEST_POSTGRES_URL.
@@ -11,7 +11,7 @@ import { fork } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from './pg.mjs';
-import { READER, TMP, createProject, login, seedReader, startServe } from './project.mjs';
+import { READER, TMP, call, createProject, login, seedReader, startServe } from './project.mjs';
 
 const [scenario = 'user', seconds = '8', ...pairs] = process.argv.slice(2);
 const settings = Object.fromEntries(
@@ -35,9 +35,25 @@ try {
   const { noteId } = await seedReader(server.base);
   const reader = await login(server.base, READER);
   const url = (p) => `${server.base}${p}`;
+  // SPEC-3 §2: the notes list under organizationPermissions, in an organization the reader owns.
+  const orgId =
+    scenario === 'org-notes'
+      ? (
+          await call(server.base, 'POST', '/api/organizations', {
+            token: reader.access_token,
+            json: { name: 'Bench', slug: 'bench-org' },
+          })
+        ).body.id
+      : undefined;
   const jobs = {
     user: { url: url('/api/auth/user'), method: 'GET', tokens: [reader.access_token] },
     notes: { url: url('/api/notes/'), method: 'GET', tokens: [reader.access_token] },
+    'org-notes': {
+      url: url('/api/org-notes/'),
+      method: 'GET',
+      tokens: [reader.access_token],
+      headers: { 'x-organization-id': orgId },
+    },
     write: { url: url(`/api/notes/${noteId}/archive`), method: 'POST', tokens: [reader.access_token] },
     live: { url: url('/api/health/live'), method: 'GET' },
     login: {
