@@ -2,7 +2,7 @@
 // docs/performance.md "Profiled and fixed": profile one scenario on a real `svc serve` (node --cpu-prof) and print the functions with the most
 // self time, grouped by package. The .cpuprofile is kept in bench/.tmp/ for Chrome DevTools.
 //
-//   node bench/lib/profile.mjs <user|notes|login|refresh|write|live|admin-patch> [seconds] [SVC_SETTING=value ...]
+//   node bench/lib/profile.mjs <user|notes|org-notes|login|refresh|write|live|admin-patch> [seconds] [SVC_SETTING=value ...]
 //
 // `admin-patch` is the webhook bench's PATCH /api/admin/user/{id} (bench/webhooks.mjs); with SVC_WEBHOOKS_ENABLED=true
 // an endpoint of every `user.updated` points at a receiver in this process that answers 204.
@@ -39,9 +39,25 @@ try {
   const { noteId } = await seedReader(server.base);
   const reader = await login(server.base, READER);
   const url = (p) => `${server.base}${p}`;
+  // SPEC-3 §2: the notes list under organizationPermissions, in an organization the reader owns.
+  const orgId =
+    scenario === 'org-notes'
+      ? (
+          await call(server.base, 'POST', '/api/organizations', {
+            token: reader.access_token,
+            json: { name: 'Bench', slug: 'bench-org' },
+          })
+        ).body.id
+      : undefined;
   const jobs = {
     user: { url: url('/api/auth/user'), method: 'GET', tokens: [reader.access_token] },
     notes: { url: url('/api/notes/'), method: 'GET', tokens: [reader.access_token] },
+    'org-notes': {
+      url: url('/api/org-notes/'),
+      method: 'GET',
+      tokens: [reader.access_token],
+      headers: { 'x-organization-id': orgId },
+    },
     write: { url: url(`/api/notes/${noteId}/archive`), method: 'POST', tokens: [reader.access_token] },
     live: { url: url('/api/health/live'), method: 'GET' },
     login: {

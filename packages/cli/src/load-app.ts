@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { App } from '@svc/core';
@@ -64,6 +65,26 @@ async function registerTypeScriptLoader(): Promise<void> {
   tsxRegistered = true;
 }
 
+/**
+ * The URL of `@svc/core` as the project module `file` imports it (its package's `exports` entry for `import`), or
+ * undefined when that cannot be told: no such package near the file, an exports map of another shape.
+ */
+function projectCoreUrl(file: string): string | undefined {
+  try {
+    const manifest = createRequire(file).resolve('@svc/core/package.json');
+    const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, unknown> };
+    const entry = exports?.['.'];
+    if (typeof entry !== 'object' || entry === null) return undefined;
+    for (const [condition, target] of Object.entries(entry)) {
+      if (condition !== 'node' && condition !== 'import' && condition !== 'default') continue;
+      return typeof target === 'string' ? pathToFileURL(join(dirname(manifest), target)).href : undefined;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An object with the methods the server commands call is taken for an svc app. */
 function isApp(value: unknown): value is App {
   const candidate = value as Partial<App> | null;
@@ -93,7 +114,14 @@ export async function loadApp(options: { baseDir: string; spec?: string }): Prom
   const spec = options.spec ?? DEFAULT_APP_SPEC;
   const { file, exportName } = resolveAppSpec(options.baseDir, spec);
   const shown = relative(options.baseDir, file) || file;
-  if (file.endsWith('.ts')) await registerTypeScriptLoader();
+  if (file.endsWith('.ts')) {
+    // @svc/core (about 600 modules) through Node's own loader before tsx's is registered: tsx's hooks run on a
+    // thread of their own, one round trip per module resolved and loaded, and main.ts then finds it loaded
+    // (docs/performance.md "The CLI's start"). A failure here is left to the import of main.ts to report.
+    const core = projectCoreUrl(file);
+    if (core) await import(core).catch(() => undefined);
+    await registerTypeScriptLoader();
+  }
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;

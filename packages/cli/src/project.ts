@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import type { Database, Settings, SettingsInput } from '@svc/core';
 import {
-  buildAuthSchema,
   ConfigError,
   coreTables,
   createLogger,
   effectiveLogLevel,
   isMissingTableError,
+  loadCoreModules,
   loadSettings,
   openDatabase,
   redactUrl,
@@ -109,6 +109,7 @@ export async function openAuthProject(
       // @svc/core's public entry brings createApp and Express: loaded only for this setting, so that
       // `svc users` and the like import @svc/core/internal alone (docs/performance.md "The CLI's start").
       const { createAuthSchema } = await import('@svc/core');
+      const { buildAuthSchema } = await loadCoreModules();
       await createAuthSchema(db, buildAuthSchema(settings, db.dialect));
     }
     await db.orm.select({ id: tables[probe].id }).from(tables[probe]).limit(1);

@@ -95,6 +95,44 @@ describe('what `svc --help` loads', () => {
   });
 });
 
+describe('what a user command loads', () => {
+  it('`svc users ls` reads the users through @svc/core/internal alone: no server, no feature routes, no logging, token, mail or socket library', async () => {
+    const dir = join(CLI_DIR, '.tmp-test', `start-${randomBytes(5).toString('hex')}`);
+    mkdirSync(dir, { recursive: true });
+    dirs.push(dir);
+    const init = await runCli(
+      ['init', '--username', 'admin', '--password', 'start-imports-pw-1', '--base-dir', dir],
+      {
+        cwd: dir,
+      },
+    );
+    expect(init.code).toBe(0);
+    const { result, modules } = await loadedBy(['users', 'ls', '--base-dir', dir], dir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('admin');
+    // The recorder saw the command and the core: the list is not empty for want of recording.
+    expect(modules.some((url) => /\/commands\/users\.(js|ts)$/.test(url))).toBe(true);
+    expect(modules.some((url) => /\/packages\/core\/(dist|src)\/users\/manage\.(js|ts)$/.test(url))).toBe(
+      true,
+    );
+    // docs/performance.md "The CLI's start": Express and createApp come with the public entry, the feature
+    // modules' routes with `coreModules`; winston, jsonwebtoken, nodemailer and ws are loaded by what uses them.
+    const heavy = [
+      '/express/',
+      '/winston/',
+      '/jsonwebtoken/',
+      '/nodemailer/',
+      '/ws/',
+      '/@asteasolutions/zod-to-openapi/',
+      '/drizzle-kit/',
+    ];
+    expect(modules.filter((url) => heavy.some((part) => url.includes(part)))).toEqual([]);
+    const core =
+      /\/packages\/core\/(dist|src)\/(index|app\/create-app|app\/modules|kernel\/http\/server|[a-z-]+\/routes)\.(js|ts)$/;
+    expect(modules.filter((url) => core.test(url))).toEqual([]);
+  });
+});
+
 describe('the list of commands (commands/index.ts)', () => {
   it('shows for each command the same name and description as its module, which has no alias', async () => {
     for (const entry of commands) {

@@ -1,8 +1,13 @@
 /**
  * Internals for `@svc/cli` and `@svc/migrations` only: no compatibility promise.
  */
-export { buildAuthSchema } from './app/auth-schema.js';
-export { coreModules } from './app/modules.js';
+/**
+ * The core modules (`coreModules`) and `buildAuthSchema` (the whole auth schema), imported when a command asks
+ * for them: they import every feature's routes, schemas and services, which `svc users` and the other commands
+ * that serve no HTTP never run (docs/performance.md "The CLI's start").
+ * @example const { coreModules, buildAuthSchema } = await loadCoreModules();
+ */
+export const loadCoreModules = () => import('./app/auth-schema.js');
 export { createTablesSql, snapshotOf, diffSnapshots, drizzleKit } from './kernel/db/ddl.js';
 export {
   assertDatabaseDriver,
@@ -49,7 +54,7 @@ export {
   type UsernameCheck,
 } from './kernel/identity.js';
 export { encryptPlainMfaSecrets } from './mfa/encrypt-secrets.js';
-export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/index.js';
+export { purgeActivityLog, type PurgeActivityOptions, type PurgeActivityResult } from './audit/purge.js';
 export { hashPassword, verifyPassword } from './auth/passwords.js';
 export {
   createRbacStore,
@@ -69,11 +74,11 @@ export { CODENAME_MAX_LENGTH, DESCRIPTION_MAX_LENGTH, GROUP_NAME_MAX_LENGTH } fr
 export { isMissingTableError } from './kernel/errors/format.js';
 export { createAccountService, type AccountService } from './accounts/service.js';
 export { createAccountStore } from './accounts/store.js';
-export type { AccountTables } from './accounts/tables.js';
+export { accountTables, type AccountTables } from './accounts/tables.js';
 export { createMailDelivery } from './mail/service.js';
 export { createMfaService, type MfaService } from './mfa/service.js';
 export { createMfaStore } from './mfa/store.js';
-export type { MfaTables } from './mfa/tables.js';
+export { mfaTables, type MfaTables } from './mfa/tables.js';
 export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
 export { authTables, type AuthTables } from './auth/tables.js';

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import type { Database } from '@svc/core';
 import { getTableName, sql, type Table } from 'drizzle-orm';
 import {
-  buildAuthSchema,
   createLogger,
+  loadCoreModules,
   openDatabase,
   SettingsSchema,
   type Dialect,
@@ -28,6 +28,8 @@ import {
   versionTableName,
   warnIfBehind,
 } from './index.js';
+
+const { buildAuthSchema } = await loadCoreModules();
 
 const settings = SettingsSchema.parse({ table_prefix: 'mt_' });
 const versionTable = versionTableName(settings);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { createAuthSchema } from '@svc/core';
-import { buildAuthSchema, createLogger, loadSettings, openDatabase } from '@svc/core/internal';
+import { createLogger, loadCoreModules, loadSettings, openDatabase } from '@svc/core/internal';
 import { describeEachDatabase } from '@svc/core/testing';
 import { runCli, type CliResult } from '../../../../testing/cli-process.js';
 
@@ -48,6 +48,7 @@ describeEachDatabase('svc audit purge', (database) => {
     writeFileSync(join(dir, '.env'), `SVC_AUTH_DATABASE_URL=${database.url}\n`);
     await withDb(async (db) => {
       const settings = settingsOf();
+      const { buildAuthSchema } = await loadCoreModules();
       const schema = buildAuthSchema(settings, db.dialect);
       await createAuthSchema(db, schema);
       const table = schema.activityLog as any;

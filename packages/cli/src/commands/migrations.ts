@@ -1,10 +1,9 @@
 import { join, relative, resolve } from 'node:path';
 import type { App, Database, Settings } from '@svc/core';
 import {
-  buildAuthSchema,
-  coreModules,
   createLogger,
   dialectOf,
+  loadCoreModules,
   loadSettings,
   openDatabase,
   redactUrl,
@@ -102,6 +101,7 @@ export async function migrationContext(options: {
   } catch (error) {
     throw new CliError((error as Error).message);
   }
+  const { coreModules, buildAuthSchema } = await loadCoreModules();
   const modules = [
     ...(options.app?.options.coreModules ?? coreModules),
     ...(options.app?.options.modules ?? []),

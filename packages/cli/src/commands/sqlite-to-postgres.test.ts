@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildAuthSchema, SettingsSchema } from '@svc/core/internal';
+import { loadCoreModules, SettingsSchema } from '@svc/core/internal';
 import { createRevision } from '@svc/migrations';
 import { createPostgresDatabase, reportSkipped, TEST_POSTGRES_URL } from '@svc/core/testing';
 import { rowsOf } from '../../../../testing/project-db.js';
@@ -234,7 +234,7 @@ if (!TEST_POSTGRES_URL) {
         dir: flat,
         message: 'initial auth schema',
         dialect: 'sqlite',
-        schema: buildAuthSchema(SettingsSchema.parse({}), 'sqlite'),
+        schema: (await loadCoreModules()).buildAuthSchema(SettingsSchema.parse({}), 'sqlite'),
         autogenerate: true,
       });
       database = await createPostgresDatabase();

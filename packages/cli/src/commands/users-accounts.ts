@@ -14,11 +14,22 @@ interface GlobalArgs {
 
 type AuthProject = Awaited<ReturnType<typeof openAuthProject>>;
 
+/**
+ * The `tables` of the core modules these commands use, by module name: the same functions the modules declare,
+ * imported without the modules themselves (docs/performance.md "The CLI's start").
+ */
+const MODULE_TABLES = {
+  accounts: internal.accountTables,
+  mfa: internal.mfaTables,
+  webhooks: internal.webhookTables,
+} as const;
+
 /** The tables a core module owns, built from the project's settings (as `createApp` builds them). */
-export function moduleTables<T>(project: Pick<AuthProject, 'settings' | 'db'>, name: string): T {
-  const module = internal.coreModules.find((m) => m.name === name);
-  if (!module?.tables) throw new Error(`the core module '${name}' has no tables`);
-  return module.tables(project.settings, project.db.dialect) as T;
+export function moduleTables<T>(
+  project: Pick<AuthProject, 'settings' | 'db'>,
+  name: keyof typeof MODULE_TABLES,
+): T {
+  return MODULE_TABLES[name](project.settings, project.db.dialect) as T;
 }
 
 /** The project's auth database and logger; closed (mail handed over first) when `fn` ends. */

@@ -1,4 +1,4 @@
-import { z } from '@svc/core';
+import { z } from '@svc/core/internal';
 import { CliError } from '../errors.js';
 
 // What `svc users` and its subcommands (users-accounts.ts, users-sessions.ts), `svc groups`, `svc permissions`

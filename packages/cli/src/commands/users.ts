@@ -400,7 +400,8 @@ const encryptMfaSecretsCommand: CommandModule<GlobalArgs, GlobalArgs> = {
     withProject(argv, async (project) => {
       // The MFA feature owns the encryption; it reads its tables by module name like a running app.
       const tables: Record<string, Record<string, unknown>> = { core: project.tables };
-      for (const module of internal.coreModules) {
+      const { coreModules } = await internal.loadCoreModules();
+      for (const module of coreModules) {
         if (module.tables) tables[module.name] = module.tables(project.settings, project.db.dialect);
       }
       const { encrypted } = await internal.encryptPlainMfaSecrets({

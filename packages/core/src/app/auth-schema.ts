@@ -3,6 +3,8 @@ import { coreTables, type Dialect } from '../kernel/db/tables.js';
 import type { SvcModule } from '../kernel/module.js';
 import { coreModules } from './modules.js';
 
+export { coreModules };
+
 /**
  * The whole auth schema (every drizzle table of the core) built from the configured table names, for one
  * dialect. Migrations diff it; `auto_create_auth_schema` creates it.

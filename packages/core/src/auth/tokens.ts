@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import { createRequire } from 'node:module';
+import type JsonWebToken from 'jsonwebtoken';
 import type { Settings } from '../kernel/config/schema.js';
 import { IAT_FUTURE_LEEWAY_SECONDS, TOKEN_TYPES, type TokenType } from './constants.js';
 
@@ -58,6 +59,13 @@ export interface TokenSigner {
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
+/**
+ * jsonwebtoken (a CommonJS package that brings 47 `semver` modules) is required by the first signer, not by the
+ * import of this file: the `svc` commands import it through @svc/core/internal and verify no token
+ * (docs/performance.md "The CLI's start"). A server makes its signer at start-up, before its first request.
+ */
+const requireCommonJs = createRequire(import.meta.url);
+
 /** The HMAC of each `algorithm` setting (RFC 7518 3.2). */
 const HMAC_HASHES = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' } as const;
 
@@ -68,6 +76,7 @@ const HMAC_HASHES = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' } as con
  */
 export function createTokenSigner(deps: { settings: Settings; now: () => Date }): TokenSigner {
   const { settings, now } = deps;
+  const jwt = requireCommonJs('jsonwebtoken') as typeof JsonWebToken;
   const key: KeyObject = createSecretKey(Buffer.from(settings.secret_key));
   const algorithm = settings.algorithm;
   const hash = HMAC_HASHES[algorithm];

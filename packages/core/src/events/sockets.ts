@@ -1,6 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer } from 'ws';
+import type * as Ws from 'ws';
+import type { WebSocket } from 'ws';
 import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { Logger } from '../kernel/log/logger.js';
@@ -89,6 +91,8 @@ const CHANGE_CLOSE_CODES: Record<Exclude<UserChange, 'permissions_changed'>, num
   superuser_changed: CLOSE_CODES.forbidden,
 };
 
+const requireCommonJs = createRequire(import.meta.url);
+
 /**
  * The event WebSocket (SPEC "WebSocket connection", "Connection rules"): upgrades on one path of the HTTP
  * server, authenticates after the handshake (ticket, or legacy `?token=`), sends the snapshot, re-checks the
@@ -96,7 +100,11 @@ const CHANGE_CLOSE_CODES: Record<Exclude<UserChange, 'permissions_changed'>, num
  */
 export function createEventSockets(deps: EventSocketsDeps) {
   const { log } = deps;
-  const wss = new WebSocketServer({
+  // ws (CommonJS) is required when the sockets are made, at start-up: the `svc` commands import this file
+  // through @svc/core/internal and open no socket (docs/performance.md "The CLI's start").
+  const wsLibrary = requireCommonJs('ws') as typeof Ws;
+  const { OPEN, CONNECTING } = wsLibrary.WebSocket;
+  const wss = new wsLibrary.WebSocketServer({
     noServer: true,
     maxPayload: MAX_CLIENT_FRAME_BYTES,
     clientTracking: true,
@@ -185,7 +193,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
   async function open(ws: WebSocket, credentials: Credentials): Promise<void> {
     const user = await authenticate(credentials);
     if (!user) return closeSocket(ws, CLOSE_CODES.unauthorized);
-    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.readyState !== OPEN) return;
     if (shuttingDown) return closeSocket(ws, CLOSE_CODES.goingAway);
     const conn: Connection = {
       ws,
@@ -299,7 +307,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
   }
 
   function closeSocket(ws: WebSocket, code: number): void {
-    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code);
+    if (ws.readyState === OPEN || ws.readyState === CONNECTING) ws.close(code);
   }
 
   /**
@@ -307,7 +315,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
    * `send`, so a broadcast encodes once and every socket gets the same Buffer as a TEXT frame (docs/performance.md).
    */
   function send(conn: Connection, frame: string | Buffer): void {
-    if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.closed || conn.ws.readyState !== OPEN) return;
     if (conn.ws.bufferedAmount > deps.maxBufferedBytes) return dropSlowClient(conn);
     conn.ws.send(frame, TEXT_FRAME);
   }

@@ -1,4 +1,5 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type * as Nodemailer from 'nodemailer';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type {
@@ -36,6 +37,8 @@ export interface MailDeliveryDeps {
   localeOf(userId: string): Promise<string>;
 }
 
+const requireCommonJs = createRequire(import.meta.url);
+
 /** Longest a graceful stop waits for mails still being handed to the SMTP server. */
 const SHUTDOWN_WAIT_MS = 10_000;
 
@@ -46,7 +49,11 @@ const SHUTDOWN_WAIT_MS = 10_000;
  */
 export function createMailDelivery(deps: MailDeliveryDeps): MailDelivery & { close(): Promise<void> } {
   const { settings, log, mailer, templates } = deps;
-  const transport: Transporter | null = settings.smtp_url ? createTransport(settings.smtp_url) : null;
+  // nodemailer (a CommonJS package) is required only when `smtp_url` is set: every `svc` command imports this
+  // file, and most projects deliver no mail through it (docs/performance.md "The CLI's start").
+  const transport: Nodemailer.Transporter | null = settings.smtp_url
+    ? (requireCommonJs('nodemailer') as typeof Nodemailer).createTransport(settings.smtp_url)
+    : null;
   const inFlight = new Set<Promise<void>>();
   const appName = settings.project_name || settings.app_name;
 

@@ -1,18 +1,9 @@
-import {
-  OpenAPIRegistry,
-  OpenApiGeneratorV31,
-  extendZodWithOpenApi,
-  type RouteConfig,
-} from '@asteasolutions/zod-to-openapi';
 import express from 'express';
-import { z } from 'zod';
 import type { Settings } from '../config/schema.js';
 import { SvcError } from '../errors/svc-error.js';
 import { translator } from '../i18n/index.js';
-import { documentedPath, type CompiledRoute } from '../routes.js';
+import type { CompiledRoute } from '../routes.js';
 import { isLocalDirect, sendError } from './respond.js';
-
-extendZodWithOpenApi(z);
 
 export interface DocsOptions {
   routes: CompiledRoute[];
@@ -22,18 +13,6 @@ export interface DocsOptions {
   description: string;
 }
 
-const ErrorBody = z.object({
-  detail: z.array(
-    z.object({
-      loc: z.array(z.union([z.string(), z.number()])),
-      msg: z.string(),
-      type: z.string(),
-      code: z.string(),
-      params: z.record(z.string(), z.unknown()).optional(),
-    }),
-  ),
-});
-
 /** Name of the OAuth2 password-flow security scheme (Swagger UI's "Authorize" username/password form). */
 export const OAUTH2_PASSWORD_SCHEME = 'oauth2Password';
 
@@ -41,7 +20,7 @@ export const OAUTH2_PASSWORD_SCHEME = 'oauth2Password';
  * Full path of the login route (`/api` + `api_v1_prefix` + `/auth/token`) when it is mounted, else undefined
  * (the `auth` router or that route disabled: there is nothing to log in with).
  */
-function tokenPathOf(routes: CompiledRoute[]): string | undefined {
+export function tokenPathOf(routes: CompiledRoute[]): string | undefined {
   return routes.find(
     (r) => r.core && r.method === 'POST' && r.router.name === 'auth' && r.route.path === '/token',
   )?.path;
@@ -127,102 +106,9 @@ export function authorizeResponseInterceptor(
   return new Function('response', source) as (response: unknown) => unknown;
 }
 
-/** The OpenAPI 3.1 document of a set of routes, generated from their zod schemas. */
-export function buildOpenApiDocument(options: DocsOptions, core: boolean): Record<string, unknown> {
-  const registry = new OpenAPIRegistry();
-  // SPEC "Authentication" 1: OAuth2 password flow, bearer JWT. Declared in both documents so that "Authorize"
-  // in /docs and /docs/core offers a username/password form posting to the token route (form body); Swagger
-  // UI then sends the access token as `Authorization: Bearer`. Pasting a token still works (bearerAuth).
-  // Swagger UI lists the schemes in the document's order: the password form first, the one a person uses.
-  const tokenPath = tokenPathOf(options.routes);
-  if (tokenPath !== undefined) {
-    registry.registerComponent('securitySchemes', OAUTH2_PASSWORD_SCHEME, {
-      type: 'oauth2',
-      description: `Log in with a username and password (POST ${tokenPath}).`,
-      flows: { password: { tokenUrl: tokenPath, scopes: {} } },
-    });
-  }
-  registry.registerComponent('securitySchemes', 'bearerAuth', {
-    type: 'http',
-    scheme: 'bearer',
-    bearerFormat: 'JWT',
-  });
-  const security: Record<string, string[]>[] =
-    tokenPath === undefined ? [{ bearerAuth: [] }] : [{ [OAUTH2_PASSWORD_SCHEME]: [] }, { bearerAuth: [] }];
-  registry.register('ErrorBody', ErrorBody);
-  for (const compiled of options.routes) {
-    if (compiled.core !== core || compiled.route.options.hidden) continue;
-    const opts = compiled.route.options;
-    const status = opts.status ?? 200;
-    const responseSchema = opts.response ?? z.unknown();
-    const enveloped =
-      opts.envelope === false
-        ? responseSchema
-        : opts.envelope === 'auth-token' && !options.settings.wrap_auth_token_response
-          ? responseSchema
-          : options.settings.envelope_enabled
-            ? z.object({ success: z.boolean(), message: z.string().nullable(), data: responseSchema })
-            : responseSchema;
-    const config: RouteConfig = {
-      method: compiled.method.toLowerCase() as RouteConfig['method'],
-      path: documentedPath(compiled.path),
-      summary: opts.summary,
-      description: opts.description,
-      tags: opts.tags ?? compiled.router.options.tags ?? [compiled.router.name],
-      request: {},
-      responses: {
-        [status]:
-          status === 204
-            ? { description: 'No content' }
-            : { description: 'Success', content: { 'application/json': { schema: enveloped } } },
-        default: { description: 'Error', content: { 'application/json': { schema: ErrorBody } } },
-      },
-    };
-    if (!compiled.requirements.public || compiled.requirements.permissions.length > 0) {
-      config.security = security; // either scheme: they carry the same bearer token
-    }
-    if (opts.params instanceof z.ZodObject) config.request!.params = opts.params;
-    if (opts.query instanceof z.ZodObject) config.request!.query = opts.query;
-    if (opts.body) {
-      const type = opts.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-      config.request!.body = { content: { [type]: { schema: opts.body } }, required: true };
-    }
-    try {
-      registry.registerPath(config);
-    } catch {
-      // A schema the generator cannot describe still serves; it is documented without its request shapes.
-      registry.registerPath({ ...config, request: {} });
-    }
-  }
-  const generator = new OpenApiGeneratorV31(registry.definitions);
-  const document = generator.generateDocument({
-    openapi: '3.1.0',
-    info: {
-      title: core ? `${options.title} (core)` : options.title,
-      version: options.version,
-      description: describeDocument(options, core),
-    },
-  });
-  // The document's own fields, as a plain record (its interface has no index signature).
-  return { ...document };
-}
-
 /** Whether the project has routes of its own to document at `/docs` (hidden ones are not documented). */
-function hasProjectRoutes(routes: CompiledRoute[]): boolean {
+export function hasProjectRoutes(routes: CompiledRoute[]): boolean {
   return routes.some((r) => !r.core && !r.route.options.hidden);
-}
-
-/**
- * The page description: the project's own text, then a pointer to the other page. `/docs` shows only the
- * project's routes; a newcomer looking for login or users must learn that they are at `/docs/core`.
- */
-function describeDocument(options: DocsOptions, core: boolean): string {
-  const pointer = core
-    ? hasProjectRoutes(options.routes)
-      ? "The project's own routes are documented at [/docs](/docs)."
-      : ''
-    : 'The core routes (login and tokens, users, groups and permissions, user settings, MFA, health) are documented at [/docs/core](/docs/core).';
-  return [options.description, pointer].filter((text) => text !== '').join('\n\n');
 }
 
 /**
@@ -231,12 +117,18 @@ function describeDocument(options: DocsOptions, core: boolean): string {
  */
 export function mountDocs(app: express.Express, options: DocsOptions): void {
   if (!options.settings.docs_enabled) return;
-  let documents: { project: Record<string, unknown>; core: Record<string, unknown> } | undefined;
+  // The two documents, generated on the first request for one (openapi-document.ts loads then).
+  let documents: Promise<{ project: Record<string, unknown>; core: Record<string, unknown> }> | undefined;
   const build = () =>
-    (documents ??= {
-      project: buildOpenApiDocument(options, false),
-      core: buildOpenApiDocument(options, true),
-    });
+    (documents ??= import('./openapi-document.js')
+      .then(({ buildOpenApiDocument }) => ({
+        project: buildOpenApiDocument(options, false),
+        core: buildOpenApiDocument(options, true),
+      }))
+      .catch((error: unknown) => {
+        documents = undefined; // a failure is not kept: the next request tries again, as before
+        throw error;
+      }));
   // swagger_noauth is a development aid: only direct loopback requests may use the docs then.
   const localOnly: express.RequestHandler = (req, res, next) => {
     if (options.settings.swagger_noauth && !isLocalDirect(req)) {
@@ -245,11 +137,11 @@ export function mountDocs(app: express.Express, options: DocsOptions): void {
     }
     next();
   };
-  app.get('/openapi.json', localOnly, (_req, res) => {
-    res.json(build().project);
+  app.get('/openapi.json', localOnly, (_req, res, next) => {
+    build().then((built) => res.json(built.project), next);
   });
-  app.get('/openapi-core.json', localOnly, (_req, res) => {
-    res.json(build().core);
+  app.get('/openapi-core.json', localOnly, (_req, res, next) => {
+    build().then((built) => res.json(built.core), next);
   });
   const tokenPath = tokenPathOf(options.routes);
   const responseInterceptor =
