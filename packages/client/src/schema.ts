@@ -182,6 +182,77 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/features/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Which optional features are on
+     * @description For the admin console (an svc extension): `true` for each feature whose admin routes are mounted.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                activity: boolean;
+                impersonation: boolean;
+                mfaReset: boolean;
+                organizations: boolean;
+                passkeys: boolean;
+                permissions: boolean;
+                userOrganizations: boolean;
+                webhooks: boolean;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/organizations/': {
     parameters: {
       query?: never;
