@@ -24,7 +24,7 @@ async function signIn(context: BrowserContext, origin: string, user: TestUser): 
   await page.goto(`${origin}/admin/`);
   await page.getByLabel('Username').fill(user.username);
   await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
   return page;
 }
@@ -361,7 +361,7 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     await tab.goto(`${suite.origin}/admin/`);
     await tab.getByLabel('Benutzername').fill('root');
     await tab.getByLabel('Passwort').fill(admin.password);
-    await tab.getByRole('button', { name: 'Anmelden' }).click();
+    await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
     await tab.getByRole('region', { name: 'Benutzer einladen' }).waitFor();
     await tab.goto(daveUrl());
     for (const heading of [

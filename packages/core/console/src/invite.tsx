@@ -26,7 +26,7 @@ export function InviteUser({ onInvited }: { onInvited(): void }) {
       });
       setRound((n) => n + 1);
       onInvited();
-      return t('invited', { email });
+      return t('userInvited', { email });
     });
   };
   return (
@@ -55,7 +55,7 @@ export function InviteUser({ onInvited }: { onInvited(): void }) {
           {t('staff')}
         </label>
         <button type="submit" className="primary" disabled={busy}>
-          {t('invite')}
+          {t('sendInvitation')}
         </button>
       </form>
       <ErrorMessage message={error} />

@@ -76,7 +76,7 @@ export function UserPermissions({ id, name }: { id: string; name: string }) {
                     confirm.ask(t('confirmRemoveFromGroup', { name, group: group.name }), t('remove'), () =>
                       setGroups(
                         groupIds.filter((other) => other !== group.id),
-                        t('removed', { group: group.name }),
+                        t('removedFromGroup', { group: group.name }),
                       ),
                     )
                   }
