@@ -6,6 +6,12 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import type { LoggedInClient, TestUser } from '@svc/core/testing';
 import { enrolTotp } from '../../testing/mfa.js';
+import {
+  PASSKEY_TEST_ORIGIN,
+  PASSKEY_TEST_SETTINGS,
+  registerPasskey,
+  SoftAuthenticator,
+} from '../../testing/webauthn.js';
 import { eventually, startSmtp, type TestSmtp } from '../../testing/smtp.js';
 import { chromiumSuite, describeInChromium, type ChromiumSuiteOptions } from './browser.js';
 import { artifactsDir, checkPage, consoleContext, until } from './console-helpers.js';
@@ -18,7 +24,7 @@ async function signIn(context: BrowserContext, origin: string, user: TestUser): 
   await page.goto(`${origin}/admin/`);
   await page.getByLabel('Username').fill(user.username);
   await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
   return page;
 }
@@ -31,6 +37,8 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     activity_log_sync: true,
     personal_tokens_enabled: true,
     impersonation_enabled: true,
+    organizations_enabled: true,
+    ...PASSKEY_TEST_SETTINGS,
   };
   let smtp: TestSmtp;
   beforeAll(async () => {
@@ -48,6 +56,7 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
   let context: BrowserContext;
   let page: Page;
   let refusals: string[];
+  let acmeId: string;
 
   beforeAll(async () => {
     admin = await suite.app.createUser({ username: 'root', isSuperuser: true });
@@ -58,6 +67,13 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     daveApi = await suite.app.loginAs(dave);
     const token = await daveApi.post('/api/auth/tokens', { name: 'ci-token', expiresInDays: 30 });
     expect(token.status).toBe(201);
+    // Two passkeys (the software authenticator of the passkey tests) and an organization of his own.
+    const device = new SoftAuthenticator(PASSKEY_TEST_ORIGIN);
+    expect((await registerPasskey(daveApi, device, { name: 'Laptop' })).status).toBe(201);
+    expect((await registerPasskey(daveApi, device, { name: 'Phone' })).status).toBe(201);
+    const acme = await daveApi.post('/api/organizations', { name: 'Acme', slug: 'acme' });
+    expect(acme.status).toBe(201);
+    acmeId = acme.body.data.id;
     await enrolTotp(suite.app, dave);
     expect((await api.post('/api/admin/permissions/permissions', { codename: 'notes.read' })).status).toBe(
       201,
@@ -121,6 +137,8 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
       'Multi-factor authentication',
       'Sessions',
       'Personal tokens',
+      'Passkeys',
+      'Organizations',
       'Groups',
       'Direct permissions',
       'Effective permissions',
@@ -186,6 +204,51 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Token ci-token revoked.' }).waitFor();
     expect((await api.get(`/api/admin/user/${dave.id}/tokens`)).body.data).toEqual([]);
+  });
+
+  it("deletes a user's passkey after the confirmation and lists their organizations, checked through the API", async () => {
+    const passkeys = section('Passkeys');
+    await passkeys.getByRole('cell', { name: 'Laptop', exact: true }).waitFor();
+    await passkeys.getByRole('cell', { name: 'Phone', exact: true }).waitFor();
+    const organizations = section('Organizations');
+    await organizations.getByRole('cell', { name: 'owner', exact: true }).waitFor();
+    await checkPage(page, ARTIFACTS, '03b-user-passkeys-organizations');
+
+    await passkeys.getByRole('button', { name: 'Delete the passkey Laptop' }).click();
+    const dialog = page.getByRole('alertdialog');
+    await dialog.getByText('Delete the passkey Laptop of dave?', { exact: false }).waitFor();
+    await checkPage(page, ARTIFACTS, '03c-confirm-delete-passkey');
+    // Nothing is deleted before the confirmation.
+    expect((await api.get(`/api/admin/user/${dave.id}/passkeys`)).body.data).toHaveLength(2);
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await passkeys.getByRole('status').filter({ hasText: 'Passkey Laptop deleted.' }).waitFor();
+    const left = (await api.get(`/api/admin/user/${dave.id}/passkeys`)).body.data as { name: string }[];
+    expect(left.map((passkey) => passkey.name)).toEqual(['Phone']);
+    expect((await daveApi.get('/api/auth/passkeys')).body.data).toHaveLength(1);
+    await until(() => passkeys.locator('tbody tr').count(), 1);
+    // The delete is in the activity log with the superuser who made it.
+    const entries = (await api.get('/api/admin/audit/activity?pathContains=/passkeys/&method=DELETE')).body
+      .data as { username: string; statusCode: number }[];
+    expect(entries.map((entry) => [entry.username, entry.statusCode])).toEqual([['root', 204]]);
+
+    // The organization links to its page.
+    await organizations.getByRole('link', { name: 'Acme' }).click();
+    await page.getByRole('heading', { name: 'Acme', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/admin/organizations/${acmeId}`);
+    await page.goto(daveUrl());
+    await page.getByRole('heading', { name: 'dave', level: 1 }).waitFor();
+  });
+
+  it('opens a user page without writing to the activity log (GET /admin/features, no probing writes)', async () => {
+    const total = async () =>
+      (await api.get('/api/admin/audit/logs?excludePaths=&pageSize=1')).body.data.total as number;
+    const before = await total();
+    // A fresh load of the console on the page: sign-in state, the features read, every section's reads.
+    await page.goto(daveUrl());
+    await page.getByRole('heading', { name: 'Impersonation', exact: true, level: 2 }).waitFor();
+    await section('Passkeys').getByRole('cell', { name: 'Phone', exact: true }).waitFor();
+    await section('Recent activity').locator('tbody tr').first().waitFor();
+    expect(await total()).toBe(before);
   });
 
   it("resets the user's MFA after the confirmation: the password alone signs him in again", async () => {
@@ -298,7 +361,7 @@ describeInChromium("admin console: one user's page (SPEC-3 §6) in Chromium", ()
     await tab.goto(`${suite.origin}/admin/`);
     await tab.getByLabel('Benutzername').fill('root');
     await tab.getByLabel('Passwort').fill(admin.password);
-    await tab.getByRole('button', { name: 'Anmelden' }).click();
+    await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
     await tab.getByRole('region', { name: 'Benutzer einladen' }).waitFor();
     await tab.goto(daveUrl());
     for (const heading of [
@@ -326,7 +389,14 @@ describeInChromium("admin console: a user's page with the optional features off 
     await page.getByRole('heading', { name: 'frank', level: 1 }).waitFor();
     await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
     await page.getByRole('heading', { name: 'Direct permissions', exact: true }).waitFor();
-    for (const absent of ['Personal tokens', 'Linked identities', 'Recent activity', 'Impersonation'])
+    for (const absent of [
+      'Personal tokens',
+      'Linked identities',
+      'Recent activity',
+      'Impersonation',
+      'Passkeys',
+      'Organizations',
+    ])
       expect({
         absent,
         count: await page.getByRole('heading', { name: absent, exact: true }).count(),

@@ -198,6 +198,11 @@ describeInChromium('admin console (SPEC-3 §6) in Chromium', () => {
     });
 
     await page.getByRole('button', { name: 'Deactivate' }).click();
+    const asked = page.getByRole('alertdialog');
+    await asked.getByText('Deactivate carol?', { exact: false }).waitFor();
+    // Nothing changes before the confirmation.
+    expect((await api.get(`/api/admin/user/${id}`)).body.data.isActive).toBe(true);
+    await asked.getByRole('button', { name: 'Deactivate' }).click();
     await page.getByRole('button', { name: 'Activate' }).waitFor();
     expect((await api.get(`/api/admin/user/${id}`)).body.data.isActive).toBe(false);
 

@@ -182,6 +182,77 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/features/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Which optional features are on
+     * @description For the admin console (an svc extension): `true` for each feature whose admin routes are mounted.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                activity: boolean;
+                impersonation: boolean;
+                mfaReset: boolean;
+                organizations: boolean;
+                passkeys: boolean;
+                permissions: boolean;
+                userOrganizations: boolean;
+                webhooks: boolean;
+              };
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/organizations/': {
     parameters: {
       query?: never;
@@ -1781,6 +1852,210 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/user/{user_id}/organizations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A user's organizations
+     * @description Their memberships, oldest first. 404 `user.not_found` for an unknown user.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                joinedAt: string;
+                organization: {
+                  id: string;
+                  name: string;
+                  slug: string;
+                };
+                role: string;
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/user/{user_id}/passkeys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A user's passkeys
+     * @description The items of `GET /auth/passkeys`. 404 `user.not_found` for an unknown user.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          user_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Success */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description ISO 8601 */
+                createdAt: string;
+                id: string;
+                /** @description ISO 8601 */
+                lastUsedAt: string | null;
+                name: string;
+                transports: string[];
+              }[];
+              message: string | null;
+              success: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              detail: {
+                code: string;
+                loc: (string | number)[];
+                msg: string;
+                params?: {
+                  [key: string]: unknown;
+                };
+                type: string;
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/user/{user_id}/passkeys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a user's passkey
+     * @description The effect of the owner’s `DELETE /auth/passkeys/{id}`. 404 `user.not_found` for an unknown user, `auth.passkey_not_found` for a passkey not theirs.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
           user_id: string;
         };
         cookie?: never;

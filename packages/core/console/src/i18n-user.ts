@@ -73,6 +73,12 @@ export const userEn = {
   inviteHint:
     'The user gets a link by mail to choose a password. Without a username, the email is the username.',
   dialogTitle: 'Please confirm',
+  passkeys: 'Passkeys',
+  deletePasskey: 'Delete',
+  deletePasskeyNamed: 'Delete the passkey {passkey}',
+  confirmDeletePasskey: 'Delete the passkey {passkey} of {name}? It no longer signs them in.',
+  passkeyDeleted: 'Passkey {passkey} deleted.',
+  userOrganizations: 'Organizations',
 } as const;
 
 export const userDe: Record<keyof typeof userEn, string> = {
@@ -149,4 +155,10 @@ export const userDe: Record<keyof typeof userEn, string> = {
   inviteHint:
     'Der Benutzer erhält per E-Mail einen Link, um ein Passwort zu wählen. Ohne Benutzernamen ist die E-Mail der Benutzername.',
   dialogTitle: 'Bitte bestätigen',
+  passkeys: 'Passkeys',
+  deletePasskey: 'Löschen',
+  deletePasskeyNamed: 'Passkey {passkey} löschen',
+  confirmDeletePasskey: 'Passkey {passkey} von {name} löschen? Er meldet den Benutzer dann nicht mehr an.',
+  passkeyDeleted: 'Passkey {passkey} gelöscht.',
+  userOrganizations: 'Organisationen',
 };

@@ -137,23 +137,51 @@ function SignIn({ refusal }: { refusal: string | null }) {
 const FIRST_PAGE_WAIT_MS = 1000;
 
 /** Which optional parts the server has mounted: a page of a switched-off feature is hidden (SPEC-3 §6). */
-export interface Features {
+/** `GET /admin/features` (docs/admin-console.md "Which features are on"): each optional feature's admin routes. */
+export interface ServerFeatures {
   activity: boolean;
   permissions: boolean;
-  /** `organizations_enabled` (SPEC-3 §2): `GET /admin/organizations` is mounted. */
+  /** `organizations_enabled` (SPEC-3 §2). */
   organizations: boolean;
-  /** `webhooks_enabled` (SPEC-3 §3): `GET /admin/webhooks` is mounted. */
+  /** A user's organizations on their page (`GET /admin/user/{id}/organizations`). */
+  userOrganizations: boolean;
+  /** `webhooks_enabled` (SPEC-3 §3). */
   webhooks: boolean;
+  /** `DELETE /admin/user/{id}/mfa`. */
+  mfaReset: boolean;
+  /** `impersonation_enabled` (SPEC-3 §4). */
+  impersonation: boolean;
+  /** A user's passkeys on their page (`passkeys_enabled`). */
+  passkeys: boolean;
+}
+
+export interface Features extends ServerFeatures {
   /** The user's appearance settings; null when the settings routes are not mounted (no Appearance page). */
   appearance: Appearance | null;
 }
 
-async function probe(client: SvcClient, path: string): Promise<boolean> {
+/** Nothing optional: what the console assumes when the server does not say (its features router disabled). */
+const NO_FEATURES: ServerFeatures = {
+  activity: false,
+  permissions: false,
+  organizations: false,
+  userOrganizations: false,
+  webhooks: false,
+  mfaReset: false,
+  impersonation: false,
+  passkeys: false,
+};
+
+/**
+ * One read that writes nothing: trying a write route to learn whether it is mounted would put a refused request
+ * in the activity log on every page view (docs/admin-console.md "Which features are on").
+ */
+async function readFeatures(client: SvcClient): Promise<ServerFeatures> {
   try {
-    await call(client, 'GET', path);
-    return true;
+    return { ...NO_FEATURES, ...(await call<Partial<ServerFeatures>>(client, 'GET', '/admin/features')) };
   } catch (error) {
-    return !(error instanceof SvcApiError && error.status === 404);
+    if (error instanceof SvcApiError && error.status === 404) return NO_FEATURES;
+    throw error;
   }
 }
 
@@ -163,8 +191,8 @@ function Shell() {
   const [features, setFeatures] = useState<Features | null>(null);
   useEffect(() => {
     let live = true;
-    // One round of parallel reads of routes the console needs anyway, to know which pages exist. The users
-    // list waits for none of them, and on the users list they wait for it (at most a second): the first page
+    // One read of which optional features are on (which pages exist), beside the appearance. The users
+    // list waits for neither, and on the users list they wait for it (at most a second): the first page
     // gets the server first (docs/performance.md "The admin console's size", its first-page budget).
     const onUsersList = /^\/admin\/?(users\/?)?$/.test(location.pathname);
     const first = onUsersList
@@ -176,17 +204,9 @@ function Shell() {
       return read;
     });
     void first
-      .then(() =>
-        Promise.all([
-          probe(client, '/admin/audit/activity?limit=1'),
-          probe(client, '/admin/permissions/permissions'),
-          probe(client, '/admin/organizations?pageSize=1'),
-          probe(client, '/admin/webhooks'),
-          appearance,
-        ]),
-      )
-      .then(([activity, permissions, organizations, webhooks, appearance]) => {
-        if (live) setFeatures({ activity, permissions, organizations, webhooks, appearance });
+      .then(() => Promise.all([readFeatures(client).catch(() => NO_FEATURES), appearance]))
+      .then(([server, appearance]) => {
+        if (live) setFeatures({ ...server, appearance });
       });
     return () => {
       live = false;
@@ -211,7 +231,7 @@ function Shell() {
   const child = path.split('/')[2] ? decodeURIComponent(path.split('/')[2]!) : null;
 
   let page;
-  // The users list (the first page) needs none of the probes: shown at once (the "first page usable" budget).
+  // The users list (the first page) needs no feature read: shown at once (the "first page usable" budget).
   if (section === 'users' && !child) page = <UsersPage />;
   else if (!features) page = <p>{t('loading')}</p>;
   else if (section === 'organizations' && features.organizations)
@@ -241,7 +261,7 @@ function Shell() {
         <span className="brand">{t('appName')}</span>
         <nav aria-label={t('mainNavigation')}>
           <ul>
-            {/* Shown once the probes said which pages exist, so the links do not move under the pointer. */}
+            {/* Shown once the server said which pages exist, so the links do not move under the pointer. */}
             {nav
               .filter((item) => features && item.shown)
               .map((item) => (

@@ -1,5 +1,5 @@
 // What one user's page reads from the public API (SPEC-2 "Sessions", "Personal access tokens", SPEC-3 §1, §4)
-// and how it learns which of those routes the server has mounted.
+// and how it tells a route the server has not mounted from a refusal.
 import { SvcApiError, type SvcClient } from '@svc/client';
 import { call } from './api.js';
 
@@ -33,6 +33,21 @@ export interface Identity {
   lastUsedAt: string | null;
 }
 
+/** `GET /admin/user/{id}/passkeys`: the items of the owner's `GET /auth/passkeys` (docs/passkeys.md). */
+export interface Passkey {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** `GET /admin/user/{id}/organizations` (docs/organizations.md). */
+export interface UserMembership {
+  organization: { id: string; slug: string; name: string };
+  role: string;
+  joinedAt: string;
+}
+
 /** `POST /admin/user/{id}/impersonate` (SPEC-3 §4; not enveloped). */
 export interface ImpersonationToken {
   access_token: string;
@@ -60,38 +75,4 @@ export async function optional<T>(
     if (routeAbsent(error)) return null;
     throw error;
   }
-}
-
-/** The nil UUID: no user has it, so a probe on it changes nothing. */
-const NOBODY = '00000000-0000-0000-0000-000000000000';
-
-export interface WriteFeatures {
-  /** `DELETE /admin/user/{id}/mfa` is mounted (`mfa_enabled`). */
-  mfa: boolean;
-  /** `POST /admin/user/{id}/impersonate` is mounted (`impersonation_enabled`). */
-  impersonation: boolean;
-}
-
-let writeFeatures: Promise<WriteFeatures> | undefined;
-
-async function mounted(client: SvcClient, method: 'POST' | 'DELETE', path: string, body?: unknown) {
-  try {
-    await call(client, method, path, { body });
-    return true;
-  } catch (error) {
-    return !routeAbsent(error);
-  }
-}
-
-/**
- * The write-only routes of a user's page, asked once per page load. Each probe is refused before it can do
- * anything: the MFA reset names no existing user (404 `user.not_found` when mounted) and the impersonation
- * sends no reason (422 when mounted); an absent route answers 404 `request.not_found`.
- */
-export function probeWriteFeatures(client: SvcClient): Promise<WriteFeatures> {
-  writeFeatures ??= Promise.all([
-    mounted(client, 'DELETE', `/admin/user/${NOBODY}/mfa`),
-    mounted(client, 'POST', `/admin/user/${NOBODY}/impersonate`, {}),
-  ]).then(([mfa, impersonation]) => ({ mfa, impersonation }));
-  return writeFeatures;
 }

@@ -1,37 +1,29 @@
 // One user's page (SPEC-3 §6): the profile and flags (`PATCH /admin/user/{id}`), a new password (the same
 // route's `password`), the MFA reset (`DELETE /admin/user/{id}/mfa`), sessions, personal tokens and linked
 // identities (user-access.tsx), groups and direct and effective permissions (user-permissions.tsx), the recent
-// activity (user-activity.tsx), impersonation with a reason (SPEC-3 §4), deactivate and delete. Each section
-// of a feature the server has switched off is left out (its route answers 404 `request.not_found`).
-import { useEffect, useState, type FormEvent } from 'react';
-import { useSession } from '@svc/react';
+// activity (user-activity.tsx), passkeys and organizations (user-memberships.tsx), impersonation with a reason
+// (SPEC-3 §4), deactivate and delete. Each section of a feature the server has switched off is left out, as
+// `GET /admin/features` says (read once at sign-in: opening a page writes nothing to the activity log).
+import { useState, type FormEvent } from 'react';
 import { call, type AdminUser } from './api.js';
 import { useConfirm } from './confirm.js';
 import { t } from './i18n.js';
 import type { Features } from './main.js';
 import { Link, navigate } from './router.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad } from './ui.js';
-import { probeWriteFeatures, type ImpersonationToken, type WriteFeatures } from './user-api.js';
+import type { ImpersonationToken } from './user-api.js';
 import { UserAccess } from './user-access.js';
+import { UserOrganizations, UserPasskeys } from './user-memberships.js';
 import { UserPermissions } from './user-permissions.js';
 import { UserActivity } from './user-activity.js';
 
 export function UserPage({ id, features }: { id: string; features: Features }) {
   const path = `/admin/user/${encodeURIComponent(id)}`;
-  const { client } = useSession();
   const user = useLoad(`user:${id}`, (client) => call<AdminUser>(client, 'GET', path));
   const action = useAction();
   const confirm = useConfirm();
-  const [writes, setWrites] = useState<WriteFeatures | null>(null);
   // Bumped by an action that changes what another section shows (an impersonation adds a session).
   const [round, setRound] = useState(0);
-  useEffect(() => {
-    let live = true;
-    void probeWriteFeatures(client).then((found) => live && setWrites(found));
-    return () => {
-      live = false;
-    };
-  }, [client]);
 
   const onFlags = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -66,11 +58,13 @@ export function UserPage({ id, features }: { id: string; features: Features }) {
   const sections: { id: string; label: string; shown: boolean }[] = [
     { id: 'profile', label: t('profile'), shown: true },
     { id: 'password', label: t('password'), shown: true },
-    { id: 'mfa', label: t('mfa'), shown: writes?.mfa ?? false },
+    { id: 'mfa', label: t('mfa'), shown: features.mfaReset },
     { id: 'access', label: t('sessions'), shown: true },
+    { id: 'passkeys', label: t('passkeys'), shown: features.passkeys },
+    { id: 'organizations', label: t('userOrganizations'), shown: features.userOrganizations },
     { id: 'permissions', label: t('userGroups'), shown: features.permissions },
     { id: 'activity', label: t('recentActivity'), shown: features.activity },
-    { id: 'impersonation', label: t('impersonation'), shown: writes?.impersonation ?? false },
+    { id: 'impersonation', label: t('impersonation'), shown: features.impersonation },
     { id: 'danger', label: t('dangerZone'), shown: true },
   ];
   return (
@@ -134,17 +128,30 @@ export function UserPage({ id, features }: { id: string; features: Features }) {
             <Notice message={action.notice} />
           </section>
           <SetPassword path={path} />
-          {writes?.mfa && <ResetMfa path={path} name={u.username} />}
+          {features.mfaReset && <ResetMfa path={path} name={u.username} />}
           <UserAccess id={id} name={u.username} round={round} />
+          {features.passkeys && <UserPasskeys id={id} name={u.username} />}
+          {features.userOrganizations && <UserOrganizations id={id} />}
           {features.permissions && <UserPermissions id={id} name={u.username} />}
           {features.activity && <UserActivity id={id} name={u.username} round={round} />}
-          {writes?.impersonation && (
+          {features.impersonation && (
             <Impersonate path={path} name={u.username} onStarted={() => setRound((n) => n + 1)} />
           )}
           <section aria-labelledby="danger">
             <h2 id="danger">{t('dangerZone')}</h2>
             <div className="toolbar">
-              <button type="button" disabled={action.busy} onClick={() => setActive(!u.isActive)}>
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={() =>
+                  // Deactivating ends the user's sessions: asked first, like every destructive action (SPEC-3 §6).
+                  u.isActive
+                    ? confirm.ask(t('confirmDeactivate', { name: u.username }), t('deactivate'), () =>
+                        setActive(false),
+                      )
+                    : setActive(true)
+                }
+              >
                 {u.isActive ? t('deactivate') : t('activate')}
               </button>
               <button

@@ -1,4 +1,5 @@
 import { accountsModule } from '../accounts/index.js';
+import { adminFeaturesModule } from '../admin-features/index.js';
 import { auditModule } from '../audit/index.js';
 import { authModule } from '../auth/index.js';
 import { eventsModule } from '../events/index.js';
@@ -37,4 +38,5 @@ export const coreModules: SvcModule[] = [
   // SPEC-3 §2 organizations
   organizationsModule,
   webhooksModule, // SPEC-3 §3: provides the `webhooks` outbox port
+  adminFeaturesModule, // reads the route table every module above contributes to
 ];

@@ -2,7 +2,11 @@ import { isMissingTableError } from '../kernel/errors/format.js';
 import { resolveLocale } from '../kernel/i18n/index.js';
 import { defineModule, moduleOptions } from '../kernel/module.js';
 import { createJoinPage } from './pages.js';
-import { createOrganizationAdminRouter, createOrganizationRouter } from './routes.js';
+import {
+  createOrganizationAdminRouter,
+  createOrganizationRouter,
+  createUserOrganizationsAdminRouter,
+} from './routes.js';
 import { createOrganizationService, type OrganizationRoles } from './service.js';
 import { createOrganizationStore } from './store.js';
 import { organizationTables } from './tables.js';
@@ -78,7 +82,11 @@ export const organizationsModule = defineModule({
       ? [createJoinPage({ settings, service, store, loginGuard: () => ports.find('loginGuard')! })]
       : [];
     return {
-      routers: [createOrganizationRouter(service), createOrganizationAdminRouter(service)],
+      routers: [
+        createOrganizationRouter(service),
+        createOrganizationAdminRouter(service),
+        createUserOrganizationsAdminRouter(service),
+      ],
       pages,
       accountExport,
       onStartup,

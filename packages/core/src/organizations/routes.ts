@@ -20,6 +20,8 @@ import {
   OrganizationPatchBody,
   OrgParams,
   RoleBody,
+  UserMembershipListOut,
+  UserParams,
 } from './schemas.js';
 import type { OrganizationService } from './service.js';
 
@@ -216,6 +218,31 @@ export function createOrganizationAdminRouter(service: OrganizationService): Rou
       logAs: 'deleted organization {org_id}',
     },
     (ctx) => service.deleteOrganization(ctx.params.org_id),
+  );
+  return admin;
+}
+
+/**
+ * A user's memberships for superusers (router name `organizations-user-admin`): an svc extension of SPEC-3 §6,
+ * whose console shows a user's organizations through the public API (docs/organizations.md).
+ */
+export function createUserOrganizationsAdminRouter(service: OrganizationService): Router {
+  const admin = defineRouter({
+    prefix: '/admin/user',
+    name: 'organizations-user-admin',
+    tags: ['organizations'],
+    requireSuperuser: true,
+    allowPersonalToken: false,
+  });
+  admin.get(
+    '/:user_id/organizations',
+    {
+      summary: "A user's organizations",
+      description: 'Their memberships, oldest first. 404 `user.not_found` for an unknown user.',
+      params: UserParams,
+      response: UserMembershipListOut,
+    },
+    (ctx) => service.membershipsOfUser(ctx.params.user_id),
   );
   return admin;
 }

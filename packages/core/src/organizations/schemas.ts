@@ -57,6 +57,16 @@ export const InvitationOut = z.object({
 });
 export const MembershipOut = z.object({ organization: OrganizationOut, role: z.string() });
 
+/** `GET /admin/user/{user_id}/organizations` (svc extension of SPEC-3 §6). */
+export const UserParams = z.object({ user_id: UserIdParam });
+export const UserMembershipListOut = z.array(
+  z.object({
+    organization: OrganizationOut.pick({ id: true, slug: true, name: true }),
+    role: z.string(),
+    joinedAt: z.string().describe('ISO 8601'),
+  }),
+);
+
 export const OrganizationListOut = z.array(OrganizationWithRoleOut);
 export const MemberPageOut = pageSchema(MemberOut);
 export const AdminPageOut = pageSchema(OrganizationAdminOut);

@@ -397,6 +397,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     },
     removeMembership,
 
+    /** A user's memberships for a superuser (svc extension of SPEC-3 §6, docs/organizations.md). */
+    async membershipsOfUser(userId: string) {
+      const rows = isCanonicalUuid(userId) ? await store.membershipsOfUser(userId) : undefined;
+      if (!rows) throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
+      return rows.map((row) => ({ ...row, joinedAt: row.joinedAt.toISOString() }));
+    },
     async exportOf(userId: string) {
       return (await store.exportOf(userId)).map((row) => ({ ...row, joinedAt: row.joinedAt.toISOString() }));
     },

@@ -36,6 +36,13 @@ export interface MemberInfo {
   joinedAt: Date;
 }
 
+/** A user's membership as `GET /admin/user/{user_id}/organizations` lists it. */
+export interface UserMembership {
+  organization: { id: string; slug: string; name: string };
+  role: string;
+  joinedAt: Date;
+}
+
 /** An invitation with its inviter's username. */
 export type InvitationInfo = Omit<InvitationRow, 'digest'> & { invitedByUsername: string | null };
 
@@ -397,6 +404,32 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         .innerJoin(o, eq(o.id, m.organizationId))
         .where(eq(m.userId, userId))
         .orderBy(asc(m.joinedAt), asc(o.id));
+    },
+    /**
+     * A user's memberships for a superuser, or undefined for no such user: one query (the user row, left-joined
+     * to its memberships through the member table's `user_id` index and to their organizations).
+     */
+    async membershipsOfUser(userId: string): Promise<UserMembership[] | undefined> {
+      const rows = await orm
+        .select({ userId: user.id, id: o.id, slug: o.slug, name: o.name, role: m.role, joinedAt: m.joinedAt })
+        .from(user)
+        .leftJoin(m, eq(m.userId, user.id))
+        .leftJoin(o, eq(o.id, m.organizationId))
+        .where(eq(user.id, userId))
+        .orderBy(asc(m.joinedAt), asc(o.slug));
+      if (rows.length === 0) return undefined;
+      const memberships: UserMembership[] = [];
+      for (const r of rows) {
+        // A user without memberships: one row of nulls from the left joins.
+        if (r.id === null || r.slug === null || r.name === null || r.role === null || r.joinedAt === null)
+          continue;
+        memberships.push({
+          organization: { id: r.id, slug: r.slug, name: r.name },
+          role: r.role,
+          joinedAt: r.joinedAt,
+        });
+      }
+      return memberships;
     },
     /** The user's memberships for the account export. */
     async exportOf(userId: string) {

@@ -5,7 +5,7 @@ import { createChallenges } from './challenges.js';
 import { createPasskeyLogin } from './login.js';
 import { createRegistration, toPasskeyOut } from './registration.js';
 import { relyingParty } from './relying-party.js';
-import { createPasskeyLoginRouter, createPasskeysRouter } from './routes.js';
+import { createPasskeyAdminRouter, createPasskeyLoginRouter, createPasskeysRouter } from './routes.js';
 import { createPasskeyStore } from './store.js';
 import { passkeyTables } from './tables.js';
 
@@ -41,7 +41,11 @@ export const passkeysModule = defineModule({
     const login = createPasskeyLogin({ settings, rp, store, challenges, verifyAssertion, ports });
     ports.provide('passkeys', login.factor);
     return {
-      routers: [createPasskeysRouter(registration), createPasskeyLoginRouter(login, issueTokensWith(ports))],
+      routers: [
+        createPasskeysRouter(registration),
+        createPasskeyAdminRouter(registration),
+        createPasskeyLoginRouter(login, issueTokensWith(ports)),
+      ],
       accountExport,
     };
   },

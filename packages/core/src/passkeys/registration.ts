@@ -54,6 +54,16 @@ export function createRegistration(deps: RegistrationDeps) {
   const notFound = () => new SvcError('auth.passkey_not_found');
   // SPEC-3 §7 rule 1: at most `passkeys_max_per_user` passkeys, refused at both registration routes.
   const limit = () => new SvcError('auth.passkey_limit', { params: { max: deps.maxPerUser } });
+  const remove = async (userId: string, id: string) => {
+    if (!isUuid(id) || !(await store.remove(userId, id))) throw notFound();
+  };
+  /** The stored id of the user a path names, or 404 `user.not_found` (SPEC "Errors": admin lookups). */
+  const existingUser = async (userId: string) => {
+    // Not a UUID: no such user (PostgreSQL's uuid column would refuse the text itself).
+    const user = isUuid(userId) ? await store.user(userId.toLowerCase()) : undefined;
+    if (!user) throw new SvcError('user.not_found', { status: 404, loc: ['path', 'user_id'] });
+    return user.id;
+  };
 
   return {
     /** Creation options: user verification required, resident key preferred, existing credentials excluded. */
@@ -125,6 +135,11 @@ export function createRegistration(deps: RegistrationDeps) {
       return (await store.list(user.id)).map(toPasskeyOut);
     },
 
+    /** A user's passkeys for a superuser (svc extension of SPEC-3 §6, docs/passkeys.md). */
+    async listOfUser(userId: string) {
+      return (await store.list(await existingUser(userId))).map(toPasskeyOut);
+    },
+
     async rename(user: AuthUser, id: string, name: string) {
       // Not a UUID: no such passkey (PostgreSQL's uuid column would refuse the text itself).
       const row = isUuid(id) ? await store.rename(user.id, id, name) : undefined;
@@ -133,7 +148,12 @@ export function createRegistration(deps: RegistrationDeps) {
     },
 
     async remove(user: AuthUser, id: string): Promise<void> {
-      if (!isUuid(id) || !(await store.remove(user.id, id))) throw notFound();
+      await remove(user.id, id);
+    },
+
+    /** The owner's delete, done by a superuser: the same rule and effect (svc extension of SPEC-3 §6). */
+    async removeOfUser(userId: string, id: string): Promise<void> {
+      await remove(await existingUser(userId), id);
     },
   };
 }

@@ -8,6 +8,8 @@ import {
   LoginOptionsOut,
   MfaOptionsBody,
   PasskeyIdParams,
+  UserPasskeyParams,
+  UserPasskeysParams,
   PasskeyListOut,
   PasskeyOut,
   PasskeyTokenBody,
@@ -79,6 +81,44 @@ export function createPasskeysRouter(registration: Registration): Router {
     (ctx) => registration.remove(ctx.user, ctx.params.id),
   );
   return passkeys;
+}
+
+/**
+ * A user's passkeys for superusers (router name `passkeys-admin`): an svc extension of SPEC-3 §6, whose console
+ * shows a user's passkeys through the public API (docs/passkeys.md "Administration").
+ */
+export function createPasskeyAdminRouter(registration: Registration): Router {
+  const admin = defineRouter({
+    prefix: '/admin/user',
+    name: 'passkeys-admin',
+    tags: ['passkeys'],
+    requireSuperuser: true,
+    allowPersonalToken: false,
+  });
+  admin.get(
+    '/:user_id/passkeys',
+    {
+      summary: "A user's passkeys",
+      description: 'The items of `GET /auth/passkeys`. 404 `user.not_found` for an unknown user.',
+      params: UserPasskeysParams,
+      response: PasskeyListOut,
+    },
+    (ctx) => registration.listOfUser(ctx.params.user_id),
+  );
+  admin.delete(
+    '/:user_id/passkeys/:id',
+    {
+      summary: "Delete a user's passkey",
+      description:
+        'The effect of the owner’s `DELETE /auth/passkeys/{id}`. 404 `user.not_found` for an unknown user, ' +
+        '`auth.passkey_not_found` for a passkey not theirs.',
+      params: UserPasskeyParams,
+      status: 204,
+      logAs: 'deleted passkey {id} of user {user_id}',
+    },
+    (ctx) => registration.removeOfUser(ctx.params.user_id, ctx.params.id),
+  );
+  return admin;
 }
 
 /** Passwordless login and the MFA step's options (SPEC-2 "Passkeys"; router name `passkey-login`). */

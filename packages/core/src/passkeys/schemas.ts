@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserIdParam } from '../kernel/identity.js';
 import { CREDENTIAL_ID_MAX_LENGTH, PASSKEY_NAME_MAX_LENGTH } from './constants.js';
 
 // SPEC-2 "Passkeys": the WebAuthn JSON forms (WebAuthn Level 3 `toJSON()` / `parse*OptionsFromJSON`), as the
@@ -51,6 +52,9 @@ export const RegisterBody = z.object({ response: RegistrationResponse, name: Pas
 export const RenameBody = z.object({ name: PasskeyName });
 
 export const PasskeyIdParams = z.object({ id: z.string().max(64) });
+/** `/admin/user/{user_id}/passkeys` (svc extension of SPEC-3 §6). */
+export const UserPasskeysParams = z.object({ user_id: UserIdParam });
+export const UserPasskeyParams = z.object({ user_id: UserIdParam, id: z.string().max(64) });
 
 /** A passkey as its owner sees it: never the public key or the credential id. */
 export const PasskeyOut = z.object({
