@@ -1,47 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import {
-  createPostgresDatabase,
-  reportSkipped,
-  startTestApp,
-  TEST_POSTGRES_URL,
-  TEST_REDIS_URL,
-  type TestApp,
-  type TestCache,
-  type TestDatabase,
-} from '../testing/index.js';
+import { useTwoInstances } from '../../../../testing/two-instances.js';
 
 // SPEC-3 §4: demoting or deactivating the superuser ends their impersonation at once, on every host. Two app
 // instances on one PostgreSQL database and one Redis stand for two hosts: the change made through A (or by
 // the CLI, outside any app) is refused on B at the very next request, by the guard's own single query.
 describe('impersonation ended across two app instances (PostgreSQL + Redis)', () => {
-  if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
-    reportSkipped(
-      'impersonation across instances',
-      'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed',
-    );
-    return;
-  }
-  let created: { url: string; drop(): Promise<void> };
-  let a: TestApp;
-  let b: TestApp;
-
-  beforeAll(async () => {
-    created = await createPostgresDatabase();
-    const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
-    const cache: TestCache = {
-      kind: 'redis',
-      url: TEST_REDIS_URL,
-      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
-    };
-    const settings = { impersonation_enabled: true };
-    a = await startTestApp({ database, cache, settings });
-    b = await startTestApp({ database, cache, settings });
-  }, 60_000);
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await created?.drop();
-  }, 30_000);
+  const cluster = useTwoInstances('impersonation across instances', () => ({
+    settings: { impersonation_enabled: true },
+  }));
+  if (!cluster) return;
 
   it.each([
     ['demoted', { isSuperuser: false }],
@@ -49,6 +15,7 @@ describe('impersonation ended across two app instances (PostgreSQL + Redis)', ()
   ])(
     'refuses the token on B once the superuser is %s through A (401 auth.session_revoked)',
     async (label, change) => {
+      const { a, b } = cluster;
       const root = await a.loginAs(await a.createUser({ username: `root-${label}`, isSuperuser: true }));
       const support = await a.createUser({ username: `support-${label}`, isSuperuser: true });
       const target = await a.createUser({ username: `target-${label}` });
@@ -68,6 +35,7 @@ describe('impersonation ended across two app instances (PostgreSQL + Redis)', ()
   );
 
   it('refuses the token on A and B when the demotion bypasses both apps (the CLI writes the table)', async () => {
+    const { a, b } = cluster;
     const support = await a.createUser({ username: 'support-cli', isSuperuser: true });
     const target = await a.createUser({ username: 'target-cli' });
     const token = (
