@@ -44,7 +44,10 @@ export function useTwoInstances(
   what: string,
   options: (
     shared: SharedServices,
-  ) => InstanceOptions | [InstanceOptions, InstanceOptions] | Promise<InstanceOptions | [InstanceOptions, InstanceOptions]>,
+  ) =>
+    | InstanceOptions
+    | [InstanceOptions, InstanceOptions]
+    | Promise<InstanceOptions | [InstanceOptions, InstanceOptions]>,
 ): TwoInstances | undefined {
   if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
     reportSkipped(what, 'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed');
