@@ -36,6 +36,7 @@ import { fmtInt, fmtMs, fmtPct, fmtUs, median, table } from './lib/stats.mjs';
 import { eventsAvailable, measureSockets } from './lib/ws.mjs';
 import { DATA_LABELS, DATA_SIZES, runData } from './lib/data.mjs';
 import { mintExchangeBodies, startGithubStandIn } from './lib/oauth.mjs';
+import { CONSOLE_BUDGET, CONSOLE_SIZES, runConsoleData } from './lib/data-console.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // `--cli`: only the CLI's start-up (bench/cli-start.mjs, docs/performance.md "The CLI's start"), its figures in
@@ -59,6 +60,17 @@ if (process.argv.includes('--console')) {
 const quick = process.argv.includes('--quick');
 /** `--data`: only the data-size scenario (bench/lib/data.mjs), its figures in bench/results-data.json. */
 const data = process.argv.includes('--data');
+/**
+ * `--data --console-sizes [--scale F]`: on PostgreSQL only, the admin console's lists at a million users and ten
+ * million activity entries (bench/lib/data-console.mjs), `--scale` a fraction of those sizes (0.1: a tenth).
+ */
+const consoleSizes = data && process.argv.includes('--console-sizes');
+const scaleIndex = process.argv.indexOf('--scale');
+const scale = scaleIndex > 0 ? Number(process.argv[scaleIndex + 1]) : 1;
+if (!(scale > 0 && scale <= 1)) {
+  console.error('--scale takes a number in (0, 1]');
+  process.exit(2);
+}
 /** `--peer`: Better Auth beside svc in the file database's run (docs/performance.md "Beside Better Auth"). */
 const peer = process.argv.includes('--peer');
 /** `--only sqlite|pg`: one database's run (PostgreSQL still needs SVC_TEST_POSTGRES_URL). */
@@ -70,9 +82,13 @@ if (only !== undefined && only !== 'sqlite' && only !== 'pg') {
 }
 const outIndex = process.argv.indexOf('--out');
 const outFile = outIndex > 0 ? process.argv[outIndex + 1] : undefined;
-const DATA_PLAN = quick
-  ? { warmup: 2, count: 10, connections: 10, stallSeconds: 5 }
-  : { warmup: 3, count: 20, connections: 10, stallSeconds: 10 };
+const DATA_PLAN = consoleSizes
+  ? quick
+    ? { warmup: 1, count: 5, connections: 10, stallSeconds: 2, routeSeconds: 1 }
+    : { warmup: 3, count: 20, connections: 10, stallSeconds: 10, routeSeconds: 6 }
+  : quick
+    ? { warmup: 2, count: 10, connections: 10, stallSeconds: 5 }
+    : { warmup: 3, count: 20, connections: 10, stallSeconds: 10 };
 // Quick mode is the CI smoke test's (it must finish well under a minute on a busy 2-core machine): every
 // scenario runs, its figures are not worth quoting.
 const PLAN = quick
@@ -778,10 +794,50 @@ function printData(name, result) {
   console.log(table(verdict));
 }
 
+/** The console's sizes times `factor` (users, activity, group members, webhook events; the small tables kept). */
+function scaledConsoleSizes(factor) {
+  const scaled = { ...CONSOLE_SIZES };
+  for (const key of ['users', 'activity', 'groupMembers', 'webhookEvents'])
+    scaled[key] = Math.max(1000, Math.round(CONSOLE_SIZES[key] * factor));
+  return scaled;
+}
+
+function printConsoleData(name, result) {
+  const { sizes } = result;
+  console.log(
+    `\n### ${name}: the console's lists at ${fmtInt(sizes.users)} users, ${fmtInt(sizes.activity)} activity entries ` +
+      `(seeded in ${fmtInt(result.seedMs / 1000)} s; text indexes ${fmtInt((result.textIndexMs ?? 0) / 1000)} s)\n`,
+  );
+  const lines = [
+    ['console call (one admin request at a time)', 'p50', 'p95', 'max', 'GET /api/auth/user p99'],
+  ];
+  for (const [key, r] of Object.entries(result.rows))
+    lines.push([
+      `${result.labels[key]}${r.status === 200 ? '' : ` (${r.status})`}`,
+      fmtMs(r.p50),
+      fmtMs(r.p95),
+      fmtMs(r.max),
+      fmtMs(r.userP99),
+    ]);
+  const { alone } = result.stall;
+  lines.push([
+    'GET /api/auth/user alone (no admin)',
+    fmtMs(alone.p50),
+    '-',
+    fmtMs(alone.max),
+    fmtMs(alone.p99),
+  ]);
+  console.log(table(lines));
+  console.log(
+    `\nbudget: every list p95 < ${CONSOLE_BUDGET.listP95Ms} ms: ${result.summary.overBudget.length === 0 ? 'yes' : `NO (${result.summary.overBudget.join(', ')})`}` +
+      `; GET /api/auth/user p99 < ${CONSOLE_BUDGET.userP99Ms} ms during every list: ${result.summary.userP99Max < CONSOLE_BUDGET.userP99Ms ? 'yes' : `NO (max ${result.summary.userP99Max} ms)`}`,
+  );
+}
+
 const started = Date.now();
 const report = {
   date: new Date().toISOString(),
-  mode: `${quick ? 'quick' : 'full'}${data ? ' data' : ''}${peer ? ' peer' : ''}`,
+  mode: `${quick ? 'quick' : 'full'}${data ? ' data' : ''}${consoleSizes ? ' console-sizes' : ''}${peer ? ' peer' : ''}`,
   plan: data ? DATA_PLAN : PLAN,
   machine: {
     node: process.version,
@@ -792,9 +848,9 @@ const report = {
   loadAverageBefore: loadavg()[0],
   databases: {},
 };
-const databases = only === 'pg' ? [] : [['file database (SQLite)', undefined]];
-if (only === 'pg' && !process.env.SVC_TEST_POSTGRES_URL) {
-  console.error('--only pg needs SVC_TEST_POSTGRES_URL');
+const databases = only === 'pg' || consoleSizes ? [] : [['file database (SQLite)', undefined]];
+if ((only === 'pg' || consoleSizes) && !process.env.SVC_TEST_POSTGRES_URL) {
+  console.error(`${consoleSizes ? '--console-sizes' : '--only pg'} needs SVC_TEST_POSTGRES_URL`);
   process.exit(2);
 }
 if (process.env.SVC_TEST_POSTGRES_URL && only !== 'sqlite') {
@@ -809,10 +865,10 @@ try {
       if (data) {
         const loader = forkChild('load.mjs');
         try {
-          report.databases[name] = await runData(name, dbUrl, {
-            plan: DATA_PLAN,
-            ask: (job) => ask(loader, job, 'autocannon'),
-          });
+          const options = { plan: DATA_PLAN, ask: (job) => ask(loader, job, 'autocannon') };
+          report.databases[name] = consoleSizes
+            ? await runConsoleData(name, dbUrl, { ...options, sizes: scaledConsoleSizes(scale) })
+            : await runData(name, dbUrl, options);
         } finally {
           loader.kill();
         }
@@ -831,7 +887,12 @@ try {
     }
   }
 } finally {
-  for (const [, url] of databases) if (typeof url === 'object') await url.drop();
+  // `--keep-database`: the seeded PostgreSQL database stays (its URL printed) for EXPLAIN ANALYZE by hand.
+  for (const [, url] of databases) {
+    if (typeof url !== 'object') continue;
+    if (process.argv.includes('--keep-database')) console.error(`kept the database ${url.url}`);
+    else await url.drop();
+  }
 }
 report.loadAverageAfter = loadavg()[0];
 report.seconds = Math.round((Date.now() - started) / 1000);
@@ -845,6 +906,7 @@ console.log(
 );
 for (const [name, result] of Object.entries(report.databases)) {
   if (result.error) console.log(`\n### ${name}\n\nFAILED: ${result.error}`);
+  else if (consoleSizes) printConsoleData(name, result);
   else if (data) printData(name, result);
   else print(name, result);
 }

@@ -9,6 +9,9 @@
 // --keep         leave the temporary directory (tarballs and project) for inspection
 // --work-dir     use this directory instead of a new one in os.tmpdir() (it is removed unless --keep)
 //
+// The installs of the second and third projects (PostgreSQL only, @svc/core alone) run in the background while
+// the first project is checked; npm's cache is shared, concurrent use is safe.
+//
 // Needs the npm registry for the third-party dependencies. better-sqlite3 compiles from source when its
 // prebuilt binary cannot be downloaded (about a minute). The last stdout line is a JSON summary
 // (`{"ok": true, "tarballs": [...], ...}`) that test/packaging/packaging.test.ts reads.
@@ -133,6 +136,8 @@ function repositoryWebUrl(manifest) {
 
 let workDir;
 let server;
+/** Commands started by {@link runAsync} that have not ended (stopped by cleanup). */
+const background = new Set();
 let finished = false;
 
 const startedAt = Date.now();
@@ -197,6 +202,54 @@ function freePort() {
       probe.close(() => resolvePort(port));
     });
   });
+}
+
+/** {@link run} without blocking: for an `npm install` that proceeds while other checks run. */
+function runAsync(command, commandArgs, options = {}) {
+  const shown = `${command} ${commandArgs.join(' ')}`;
+  log(`$ ${shown}${options.cwd ? `   (in ${options.cwd}, in the background)` : '   (in the background)'}`);
+  return new Promise((resolveRun, rejectRun) => {
+    const child = spawn(command, commandArgs, {
+      cwd: options.cwd ?? REPO,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    background.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 10 * 60_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      rejectRun(Object.assign(new Error(`${shown}: ${error.message}`), { isCheckFailure: true }));
+    });
+    child.once('close', (status, signal) => {
+      background.delete(child);
+      clearTimeout(timer);
+      log(`done: ${shown} (${status ?? signal})`);
+      if (status === 0) resolveRun({ status, stdout, stderr });
+      else
+        rejectRun(
+          Object.assign(
+            new Error(
+              `${shown} exited with ${status ?? signal}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`,
+            ),
+            { isCheckFailure: true },
+          ),
+        );
+    });
+  });
+}
+
+/** A new npm project in `dir` (an ES module package) named `name`. */
+function newProject(dir, name) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name, version: '1.0.0', private: true, type: 'module' }, null, 2) + '\n',
+  );
+  return dir;
 }
 
 function tarList(tarball) {
@@ -356,6 +409,7 @@ function killServerGroup(signal) {
 
 function cleanup() {
   killServerGroup('SIGKILL');
+  for (const child of background) child.kill('SIGKILL');
   if (workDir && !flag('--keep') && existsSync(workDir)) rmSync(workDir, { recursive: true, force: true });
 }
 
@@ -394,6 +448,9 @@ async function main() {
   const manifestPath = join(project, 'package.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   manifest.type = 'module';
+  // A TypeScript project (step 6 compiles it): its compiler is a development dependency it already lists, so the
+  // one `npm install` below brings it with svc instead of a second resolution of the whole tree afterwards.
+  manifest.devDependencies = { typescript: '^5', '@types/node': '^20' };
   writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
   // As the README's quick start: svc, and better-sqlite3 for the file database svc init sets up.
   run(
@@ -419,6 +476,24 @@ async function main() {
   if (realpathSync(linkedBin) !== realpathSync(launcher))
     fail(`node_modules/.bin/svc points at ${realpathSync(linkedBin)}, not ${launcher}`);
   writeFileSync(join(project, 'main.ts'), MAIN_TS);
+  // The installs of steps 7 and 8 (other projects, other directories) go on while this project is checked; the
+  // registry's answers are in npm's cache since the install above, so they skip revalidating them.
+  const postgresOnlyProject = newProject(join(workDir, 'project-postgres-only'), 'postgres-only');
+  const coreOnlyProject = newProject(join(workDir, 'project-core-only'), 'core-only');
+  const installs = {
+    postgresOnly: runAsync(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...PACKAGES.map((name) => tarballs[name])],
+      { cwd: postgresOnlyProject, env, timeoutMs: 10 * 60_000 },
+    ),
+    coreOnly: runAsync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.core], {
+      cwd: coreOnlyProject,
+      env,
+      timeoutMs: 10 * 60_000,
+    }),
+  };
+  // Failures are reported where each is awaited (steps 7 and 8); until then a rejection is not unhandled.
+  for (const install of Object.values(installs)) install.catch(() => undefined);
 
   // 3. Entry points resolve from the installed packages: tsx from @svc/cli, @svc/core/testing for projects' tests.
   run(
@@ -567,20 +642,19 @@ async function main() {
     fail(`svc serve did not stop within ${SHUTDOWN_TIMEOUT_MS / 1000} s of SIGTERM:\n${server.output}`);
   if (exit.code !== 0) fail(`svc serve exited with ${JSON.stringify(exit)} after SIGTERM:\n${server.output}`);
 
-  // 6. The project's TypeScript sees the published types.
+  // 6. The project's TypeScript sees the published types (typescript and @types/node came with the install).
   //    strict, skipLibCheck off: svc's own declarations must compile; other packages' are counted.
-  run('npm', ['install', '--no-audit', '--no-fund', '--save-dev', 'typescript@5', '@types/node@20'], {
-    cwd: project,
-    env,
-    timeoutMs: 5 * 60_000,
-  });
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2) + '\n');
   writeFileSync(join(project, 'consumer-types.ts'), CONSUMER_TYPES_TS);
   const declarationErrorsElsewhere = consumerCompile(project, env);
 
   // 7. A PostgreSQL-only install: svc without better-sqlite3 (nothing native compiles); a file database then
   //    fails with a stable code naming the fix, and a PostgreSQL database works.
-  const postgresOnly = await checkPostgresOnlyInstall(workDir, tarballs, env);
+  const postgresOnly = await checkPostgresOnlyInstall(
+    { postgresOnly: postgresOnlyProject, coreOnly: coreOnlyProject },
+    installs,
+    env,
+  );
 
   finished = true;
   const summary = {
@@ -655,20 +729,13 @@ function consumerCompile(project, env) {
   return elsewhere;
 }
 
-/** `npm install` of the tarballs alone (no better-sqlite3) in a second project; then the file and PostgreSQL checks. */
-async function checkPostgresOnlyInstall(dir, tarballs, env) {
-  const project = join(dir, 'project-postgres-only');
-  mkdirSync(project, { recursive: true });
-  writeFileSync(
-    join(project, 'package.json'),
-    JSON.stringify({ name: 'postgres-only', version: '1.0.0', private: true, type: 'module' }, null, 2) +
-      '\n',
-  );
-  run('npm', ['install', '--no-audit', '--no-fund', ...PACKAGES.map((name) => tarballs[name])], {
-    cwd: project,
-    env,
-    timeoutMs: 10 * 60_000,
-  });
+/**
+ * The second project, the tarballs alone installed (no better-sqlite3): the file and PostgreSQL checks; then the
+ * third, @svc/core alone. `installs` are their `npm install`s, started after the first project's.
+ */
+async function checkPostgresOnlyInstall(projects, installs, env) {
+  const project = projects.postgresOnly;
+  await installs.postgresOnly;
   if (existsSync(join(project, 'node_modules', 'better-sqlite3')))
     fail('better-sqlite3 was installed without being asked for (it is an optional peer of @svc/core)');
   const refused = run(
@@ -688,6 +755,7 @@ async function checkPostgresOnlyInstall(dir, tarballs, env) {
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {
     log('SVC_TEST_POSTGRES_URL is not set: the PostgreSQL-only install is not started on PostgreSQL');
+    await installs.coreOnly.catch(() => undefined); // not checked without PostgreSQL
     return { fileDatabaseError: 'DB_SQLITE_DRIVER_MISSING', postgres: false };
   }
   // A fresh database next to the test server's, made with the project's own postgres client.
@@ -746,17 +814,8 @@ async function checkPostgresOnlyInstall(dir, tarballs, env) {
   }
 
   // @svc/core alone has no drizzle-kit (an optional peer): creating tables without revisions names the fix.
-  const coreOnly = join(dir, 'project-core-only');
-  mkdirSync(coreOnly, { recursive: true });
-  writeFileSync(
-    join(coreOnly, 'package.json'),
-    JSON.stringify({ name: 'core-only', version: '1.0.0', private: true, type: 'module' }, null, 2) + '\n',
-  );
-  run('npm', ['install', '--no-audit', '--no-fund', tarballs.core], {
-    cwd: coreOnly,
-    env,
-    timeoutMs: 10 * 60_000,
-  });
+  const coreOnly = projects.coreOnly;
+  await installs.coreOnly;
   if (existsSync(join(coreOnly, 'node_modules', 'drizzle-kit')))
     fail('drizzle-kit was installed with @svc/core alone (it is an optional peer)');
   const bare = `svc_pack_core_${Date.now().toString(36)}`;

@@ -10,12 +10,12 @@ export const CLI_DIR = join(REPO_DIR, 'packages/cli');
 
 const PACKAGES = ['core', 'migrations', 'cli'];
 
-function newestSource(dir: string): number {
+function newestSource(dir: string, sources = /\.tsx?$/): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path, sources));
+    else if (sources.test(entry.name) && !/\.test\.tsx?$/.test(entry.name)) {
       newest = Math.max(newest, statSync(path).mtimeMs);
     }
   }
@@ -23,17 +23,22 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Whether the compiled packages are at least as new as their sources. CI always builds first (the README's
- * test command), so CLI tests run the built program there; during development a stale build falls back to
- * the sources through tsx, which is correct but costs seconds per start.
+ * Whether the compiled `packages` are at least as new as their sources (and, with `core`, the admin console's
+ * bundle as new as its sources). CI always builds first (the README's test command), so CLI tests run the
+ * built program there; during development a stale build falls back to the sources through tsx, which is
+ * correct but costs seconds per start.
  */
-function distIsFresh(): boolean {
-  return PACKAGES.every((name) => {
+export function distIsFresh(packages: readonly string[] = PACKAGES): boolean {
+  const fresh = packages.every((name) => {
     const info = join(REPO_DIR, 'packages', name, 'dist', '.tsbuildinfo');
     return (
       existsSync(info) && statSync(info).mtimeMs >= newestSource(join(REPO_DIR, 'packages', name, 'src'))
     );
   });
+  if (!fresh || !packages.includes('core')) return fresh;
+  const bundle = join(REPO_DIR, 'packages', 'core', 'dist', 'console', 'console.js');
+  const consoleDir = join(REPO_DIR, 'packages', 'core', 'console');
+  return existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource(consoleDir, /\.(tsx?|css|html)$/);
 }
 
 let mode: { args: string[]; env: Record<string, string> } | undefined;

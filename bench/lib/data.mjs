@@ -43,8 +43,11 @@ export const DATA_LABELS = {
   'orgs-admin': 'GET /admin/organizations (10,000 organizations, with memberCount)',
 };
 
-/** Column values of entry `i` (1-based), the same on both dialects (SQL expressions over `i`). */
-function activitySelect(dialect, users) {
+/**
+ * Column values of entry `i` (1-based) of `activity` entries, the same on both dialects (SQL expressions over
+ * `i`; bench/lib/data-console.mjs seeds ten million with it).
+ */
+export function activitySelect(dialect, users, activity = DATA_SIZES.activity) {
   const text = dialect === 'pg' ? (e) => `(${e})::text` : (e) => `(${e})`;
   const uuid =
     dialect === 'pg'
@@ -52,8 +55,8 @@ function activitySelect(dialect, users) {
       : (e) => `printf('00000000-0000-4000-8000-%012d', ${e})`;
   const ts =
     dialect === 'pg'
-      ? `now() - (${DATA_SIZES.activity} - i) * interval '2500 milliseconds'`
-      : `(unixepoch('now') * 1000 - (${DATA_SIZES.activity} - i) * 2500)`;
+      ? `now() - (${activity} - i) * interval '2500 milliseconds'`
+      : `(unixepoch('now') * 1000 - (${activity} - i) * 2500)`;
   // One entry in ten has no user (requests without a valid token); 2% are refresh-token calls recorded before
   // the default `activity_log_exclude_paths` applied, so the default filter has something to drop.
   return `SELECT ${ts},
@@ -68,7 +71,8 @@ function activitySelect(dialect, users) {
     CASE WHEN i % 3 = 0 THEN 'archived note ' || ${text('i % 5000')} ELSE NULL END`;
 }
 
-const ACTIVITY_COLUMNS = 'timestamp, user_id, username, method, path, status_code, duration_ms, description';
+export const ACTIVITY_COLUMNS =
+  'timestamp, user_id, username, method, path, status_code, duration_ms, description';
 
 async function seedSqlite(file, log) {
   const Database = requireCore('better-sqlite3');
@@ -148,7 +152,7 @@ async function seedPostgres(url, log) {
 }
 
 /** Waits until the server's background build of the pg_trgm indexes is done; ms waited (null: none came). */
-async function waitForTrigramIndexes(url, log) {
+export async function waitForTrigramIndexes(url, log, { timeoutMs = 600_000 } = {}) {
   const postgres = requireCore('postgres');
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   const started = Date.now();
@@ -165,7 +169,8 @@ async function waitForTrigramIndexes(url, log) {
         (valid >= 6 || (valid === 0 && Date.now() - started > 20_000))
       )
         break;
-      if (Date.now() - started > 600_000) throw new Error('text indexes not built within 10 minutes');
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`text indexes not built within ${timeoutMs / 60_000} minutes`);
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {

@@ -3,14 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TEST_POSTGRES_URL } from '@svc/core/testing';
+import { distIsFresh } from '../../testing/cli-process.js';
 
 /**
  * The three packages, packed like a publish and installed with npm into a project outside the repository, give
  * a working `svc init` / `svc serve` / login / protected route; a strict TypeScript consumer compiles against
  * their declarations; an install without optional dependencies runs on PostgreSQL. The work happens in
  * scripts/pack-install-check.mjs (also runnable by hand); this test runs it and reads its JSON summary.
- * It builds, packs and runs `npm install` (the npm registry is needed for third-party dependencies;
- * better-sqlite3 may compile from source), so it takes minutes.
+ * It packs (building first unless every package's dist/ is newer than its sources) and runs `npm install` (the
+ * npm registry is needed for third-party dependencies; better-sqlite3 may compile from source), so it takes
+ * minutes.
  */
 const REPO = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../..');
 const SCRIPT = join(REPO, 'scripts', 'pack-install-check.mjs');
@@ -37,7 +39,9 @@ interface CheckResult {
 
 /** Runs the script in its own process group, so that a timeout stops npm, npx and the server with it. */
 function runCheck(workDir: string): { result: Promise<CheckResult>; stop(): void } {
-  const child = spawn(process.execPath, [SCRIPT, '--work-dir', workDir], {
+  // CI builds before the tests (the README's test command): the packages are packed as built, not built again.
+  const build = distIsFresh(['core', 'migrations', 'cli', 'client', 'react']) ? ['--skip-build'] : [];
+  const child = spawn(process.execPath, [SCRIPT, '--work-dir', workDir, ...build], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

@@ -252,6 +252,22 @@ describe('svc init refusals and options', () => {
     return dir;
   };
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  /**
+   * A project set up by one `svc init` run, shared by the tests that start from that state (each `svc init`
+   * writes and applies a revision: seconds): made by the first test that asks, with that run's result.
+   */
+  const initialised = (args: string[]) => {
+    let made: Promise<{ dir: string; result: CliResult }> | undefined;
+    return () =>
+      (made ??= (async () => {
+        const dir = project();
+        return { dir, result: await svc(dir, ['init', ...args]) };
+      })());
+  };
+  /** `svc init --no-user`: tables, no user. */
+  const withoutUser = initialised(['--no-user']);
+  /** `svc init` naming the superuser ' ＢＯＳＳ ' (stored as boss) with PASSWORD. */
+  const withBoss = initialised(['--username', ' ＢＯＳＳ ', '--password', PASSWORD]);
 
   it(
     'refuses when an exported SVC_SECRET_KEY differs from what would go into .env, and writes nothing',
@@ -293,8 +309,7 @@ describe('svc init refusals and options', () => {
   it(
     '--no-user sets up everything but creates no user',
     async () => {
-      const dir = project();
-      const result = await svc(dir, ['init', '--no-user']);
+      const { dir, result } = await withoutUser();
       expect(result.code).toBe(0);
       expect(await sqliteUsers(dir)).toEqual([]);
     },
@@ -349,8 +364,7 @@ describe('svc init refusals and options', () => {
       expect(badEmail.stderr).toBe("svc: 'not-an-address' is not a valid email address\n");
       expect(readdirSync(mixed)).toEqual(['main.mjs']);
 
-      const dir = project();
-      const result = await svc(dir, ['init', '--username', ' ＢＯＳＳ ', '--password', PASSWORD]);
+      const { dir, result } = await withBoss();
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^created superuser boss$/m);
       expect(result.stdout).toMatch(/log in as boss /);
@@ -443,8 +457,9 @@ describe('svc init refusals and options', () => {
   it(
     'serve warns when the auth database is behind the head revision',
     async () => {
-      const dir = project();
-      expect((await svc(dir, ['init', '--no-user'])).code).toBe(0);
+      // The project of `svc init --no-user` above (nothing changed it before this revision is added).
+      const { dir, result } = await withoutUser();
+      expect(result.code).toBe(0);
       // A hand-written revision the database has not seen (the format is meant to be edited by people).
       const auth = join(dir, 'migrations', 'auth', 'sqlite');
       const first = readdirSync(auth).find((f) => f.endsWith('.sql'))!;
@@ -501,8 +516,9 @@ describe('svc init refusals and options', () => {
   it(
     'init then serve: the superuser logs in on the file database',
     async () => {
-      const dir = project();
-      expect((await svc(dir, ['init', '--username', 'boss', '--password', PASSWORD])).code).toBe(0);
+      // The project whose superuser boss `svc init` created above (as ' ＢＯＳＳ ', with PASSWORD).
+      const { dir, result } = await withBoss();
+      expect(result.code).toBe(0);
       const child = spawnCli(['serve', '--port', String(await freePort()), '--log-level', 'warning'], {
         cwd: dir,
       });

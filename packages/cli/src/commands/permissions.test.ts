@@ -63,7 +63,9 @@ describeEachDatabase('svc permissions and svc groups', (database) => {
       [
         `SVC_SECRET_KEY=${TEST_SECRET_KEY}`,
         `SVC_AUTH_DATABASE_URL=${database.url}`,
-        'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
+        // No auto_create_auth_schema: the test server below creates the tables on this database, and each CLI
+        // run would otherwise load drizzle-kit and diff the whole schema first (a second a run, twice for a
+        // command that starts the app), as no project made by `svc init` does.
         'SVC_LOG_LEVEL=ERROR',
         '',
       ].join('\n'),

@@ -1,9 +1,9 @@
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { openAuthProject } from '../project.js';
 import { moduleTables } from './users-accounts.js';
 import { formatTable } from './users-format.js';
+import { withNamedUser } from './users-named.js';
 
 // `svc users identities <username> [--unlink ID]` (SPEC-3 section 1, docs/social-login.md): the identities as
 // `GET /admin/user/{user_id}/identities` lists them, and the same unlinking as
@@ -29,19 +29,9 @@ export const identitiesCommand: CommandModule<{ baseDir?: string }, IdentitiesAr
         '$0 users identities alice --unlink 3f6c…',
         'Unlink one (refused when it is her last way to log in)',
       ) as Argv<IdentitiesArgs>,
-  handler: async (argv) => {
-    const project = await openAuthProject(argv.baseDir);
-    try {
+  handler: (argv) =>
+    withNamedUser(argv, async (project, found) => {
       const { settings, db, tables } = project;
-      const name = String(argv.username).trim();
-      const manager = internal.createUserManager({
-        db,
-        tables,
-        hashPassword: internal.hashPassword,
-        now: () => new Date(),
-      });
-      const found = name === '' ? undefined : await manager.find(name);
-      if (!found) throw new CliError(`user '${name}' does not exist`);
       const store = internal.createSocialLoginStore(
         db,
         settings,
@@ -84,8 +74,5 @@ export const identitiesCommand: CommandModule<{ baseDir?: string }, IdentitiesAr
           rows.map((r) => [r.id, r.provider, r.email ?? '-', when(r.createdAt), when(r.lastUsedAt)]),
         ),
       );
-    } finally {
-      await project.db.close().catch(() => undefined);
-    }
-  },
+    }),
 };

@@ -1,9 +1,9 @@
 import * as internal from '@svc/core/internal';
 import type { Argv, CommandModule } from 'yargs';
 import { CliError } from '../errors.js';
-import { openAuthProject } from '../project.js';
-import { closePrompts, confirm } from '../prompts.js';
+import { confirm } from '../prompts.js';
 import { formatTable } from './users-format.js';
+import { withNamedUser } from './users-named.js';
 
 // `svc users sessions <username> [--revoke-all [--include-tokens]] [--yes]` (SPEC-2 "Administration and
 // self-service", CLI paragraph; SPEC-3 §7 rule 2; docs/sessions-and-tokens.md): the sessions as
@@ -43,19 +43,9 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
         '$0 users sessions alice --revoke-all --include-tokens --yes',
         'End every login and delete every personal access token of alice',
       ) as Argv<SessionsArgs>,
-  handler: async (argv) => {
-    const project = await openAuthProject(argv.baseDir);
-    try {
+  handler: (argv) =>
+    withNamedUser(argv, async (project, found) => {
       const { settings, db, tables } = project;
-      const name = String(argv.username).trim();
-      const manager = internal.createUserManager({
-        db,
-        tables,
-        hashPassword: internal.hashPassword,
-        now: () => new Date(),
-      });
-      const found = name === '' ? undefined : await manager.find(name);
-      if (!found) throw new CliError(`user '${name}' does not exist`);
       const store = internal.createSessionStore(
         db,
         tables,
@@ -93,9 +83,5 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
           active.map((s) => [s.id, when(s.createdAt), when(s.lastUsedAt), s.ip || '-', s.userAgent || '-']),
         ),
       );
-    } finally {
-      closePrompts();
-      await project.db.close().catch(() => undefined);
-    }
-  },
+    }),
 };

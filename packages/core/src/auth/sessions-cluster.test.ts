@@ -1,54 +1,21 @@
-import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import {
-  createPostgresDatabase,
-  reportSkipped,
-  startTestApp,
-  TEST_POSTGRES_URL,
-  TEST_REDIS_URL,
-  type TestApp,
-  type TestCache,
-  type TestDatabase,
-} from '../testing/index.js';
 import { eventsUrl, openSocket, ticketOf, type TestSocket } from '../../../../testing/events.js';
+import { useTwoInstances } from '../../../../testing/two-instances.js';
 
 const sidOf = (accessToken: string) => (jwt.decode(accessToken) as { sid: string }).sid;
 
 // SPEC-2 "Sessions": revocation is immediate on every worker and host. Two app instances on one PostgreSQL
 // database and one Redis stand for two hosts: what is ended on A is refused on B at the very next request.
 describe('session revocation across two app instances (PostgreSQL + Redis)', () => {
-  if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
-    reportSkipped(
-      'session revocation across instances',
-      'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed',
-    );
-    return;
-  }
-  let created: { url: string; drop(): Promise<void> };
-  let a: TestApp;
-  let b: TestApp;
   const sockets: TestSocket[] = [];
-
-  beforeAll(async () => {
-    created = await createPostgresDatabase();
-    const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
-    const cache: TestCache = {
-      kind: 'redis',
-      url: TEST_REDIS_URL,
-      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
-    };
-    const settings = { events_broadcast_enabled: true };
-    a = await startTestApp({ database, cache, settings });
-    b = await startTestApp({ database, cache, settings });
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(sockets.map((socket) => socket.close()));
-    await a?.close();
-    await b?.close();
-    await created?.drop();
-  }, 30_000);
+  afterAll(() => Promise.all(sockets.map((socket) => socket.close())));
+  const cluster = useTwoInstances('session revocation across instances', () => ({
+    settings: { events_broadcast_enabled: true },
+  }));
+  if (!cluster) return;
 
   it('a session ended on A refuses its access token on B at once and closes its sockets on B (4401)', async () => {
+    const { a, b } = cluster;
     const user = await a.createUser({ username: 'nomad' });
     const phone = await b.loginAs(user);
     const laptop = await b.loginAs(user);

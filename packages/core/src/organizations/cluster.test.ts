@@ -1,16 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { useTwoInstances } from '../../../../testing/two-instances.js';
 import { defineRouter } from '../kernel/router.js';
 import type { OrganizationTables } from './tables.js';
-import {
-  createPostgresDatabase,
-  reportSkipped,
-  startTestApp,
-  TEST_POSTGRES_URL,
-  TEST_REDIS_URL,
-  type TestApp,
-  type TestCache,
-  type TestDatabase,
-} from '../testing/index.js';
 
 /** A project route scoped to an organization (SPEC-3 §2). */
 function reportsRouter() {
@@ -23,42 +13,15 @@ function reportsRouter() {
 // membership removed on one instance is refused on another at the very next request. Two app instances on one
 // PostgreSQL database and one Redis stand for two hosts.
 describe('organization membership across two app instances (PostgreSQL + Redis)', () => {
-  if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
-    reportSkipped(
-      'organizations across instances',
-      'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed',
-    );
-    return;
-  }
-  let created: { url: string; drop(): Promise<void> };
-  let a: TestApp;
-  let b: TestApp;
-
-  beforeAll(async () => {
-    created = await createPostgresDatabase();
-    const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
-    const cache: TestCache = {
-      kind: 'redis',
-      url: TEST_REDIS_URL,
-      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
-    };
-    const options = {
-      database,
-      cache,
-      routers: [reportsRouter()],
-      organizationRoles: { member: ['reports.read'] },
-      settings: { organizations_enabled: true },
-    };
-    a = await startTestApp(options);
-    b = await startTestApp(options);
-  }, 60_000);
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await created?.drop();
-  }, 30_000);
+  const cluster = useTwoInstances('organizations across instances', () => ({
+    routers: [reportsRouter()],
+    organizationRoles: { member: ['reports.read'] },
+    settings: { organizations_enabled: true },
+  }));
+  if (!cluster) return;
 
   it('a member removed on A is refused on B at once (404), and a demotion there too (403)', async () => {
+    const { a, b } = cluster;
     const owner = await a.loginAs(await a.createUser({ username: 'boss' }));
     const worker = await a.createUser({ username: 'worker' });
     const other = await a.createUser({ username: 'other' });

@@ -1,42 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { freePort } from '../../../../testing/cli-process.js';
 import { socialSignIn, startAuthorize, startTestIdp, type TestIdp } from '../../../../testing/oidc.js';
-import {
-  createPostgresDatabase,
-  reportSkipped,
-  startTestApp,
-  TEST_POSTGRES_URL,
-  TEST_REDIS_URL,
-  type TestApp,
-  type TestCache,
-  type TestDatabase,
-} from '../testing/index.js';
+import { useTwoInstances } from '../../../../testing/two-instances.js';
 
 // SPEC-3 section 1 on several hosts: the state and the exchange code live in the shared cache, so a flow started
 // on one instance completes on another, and the code works once across them. Two app instances on one
 // PostgreSQL database and one Redis stand for two hosts behind one public_url.
 describe('social login across two app instances (PostgreSQL + Redis)', () => {
-  if (!TEST_POSTGRES_URL || !TEST_REDIS_URL) {
-    reportSkipped(
-      'social login across instances',
-      'SVC_TEST_POSTGRES_URL and SVC_TEST_REDIS_URL are both needed',
-    );
-    return;
-  }
-  let created: { url: string; drop(): Promise<void> };
   let idp: TestIdp;
-  let a: TestApp;
-  let b: TestApp;
-
-  beforeAll(async () => {
-    [created, idp] = await Promise.all([createPostgresDatabase(), startTestIdp()]);
-    const database: TestDatabase = { dialect: 'pg', label: 'postgres', url: created.url };
-    const cache: TestCache = {
-      kind: 'redis',
-      url: TEST_REDIS_URL,
-      prefix: `svctest:${randomBytes(5).toString('hex')}:`,
-    };
-    const port = await freePort();
+  afterAll(async () => {
+    await idp?.close();
+  });
+  const cluster = useTwoInstances('social login across instances', async () => {
+    const [started, port] = await Promise.all([startTestIdp(), freePort()]);
+    idp = started;
     const settings = {
       public_url: `http://127.0.0.1:${port}`, // A's address is the public one; B serves the same paths
       oauth_providers: 'acme',
@@ -47,18 +23,13 @@ describe('social login across two app instances (PostgreSQL + Redis)', () => {
         oauth_acme_client_secret: idp.clientSecret,
       },
     };
-    a = await startTestApp({ database, cache, port, settings });
-    b = await startTestApp({ database, cache, settings });
-    await idp.register([`${a.url}/api/auth/oauth/acme/callback`]);
-  }, 60_000);
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await idp?.close();
-    await created?.drop();
-  }, 30_000);
+    return [{ port, settings }, { settings }];
+  });
+  if (!cluster) return;
+  beforeAll(() => idp.register([`${cluster.a.url}/api/auth/oauth/acme/callback`]));
 
   it('completes on B a flow started on A, exchanges on A a code issued on B, once', async () => {
+    const { a, b } = cluster;
     idp.accounts.set('traveller', { sub: 'traveller', email: 'traveller@example.com', email_verified: true });
     const result = await socialSignIn(a.url, 'acme', idp, 'traveller', {
       callbackAppUrl: b.url,
