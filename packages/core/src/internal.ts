@@ -83,7 +83,7 @@ export { createLoggingSender } from './mfa/sender.js';
 export { MemoryCache } from './kernel/cache/memory-cache.js';
 export { authTables, type AuthTables } from './auth/tables.js';
 export { createSessionStore, type SessionRow, type SessionStore } from './auth/session-store.js';
-export { endImpersonationsByCommand } from './auth/impersonation.js';
+export { endImpersonationsByCommand } from './auth/impersonation-end.js';
 export { createStandaloneActivityLog } from './audit/standalone.js';
 export { createStandaloneEventSink } from './events/standalone.js';
 export { createPersonalTokenStore, type PersonalTokenStore } from './personal-tokens/store.js';

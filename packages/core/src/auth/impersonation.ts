@@ -4,9 +4,10 @@ import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid, UserIdParam } from '../kernel/identity.js';
 import type { ModulePorts } from '../kernel/module.js';
-import type { ActivityEntry, AuthUser } from '../kernel/ports.js';
+import type { AuthUser } from '../kernel/ports.js';
 import { apiBase } from '../kernel/routes.js';
 import { defineRouter, type Router } from '../kernel/router.js';
+import type { ImpersonationEndCause } from './impersonation-end.js';
 import type { SessionStore } from './session-store.js';
 import { sessionClient } from './sessions.js';
 import type { AuthStore } from './store.js';
@@ -41,7 +42,7 @@ export interface ImpersonationDeps {
 }
 
 /** Why a superuser's impersonations end at once (SPEC-3 §4). */
-export type ImpersonationEndCause = 'demotion' | 'deactivation';
+export type { ImpersonationEndCause } from './impersonation-end.js';
 
 /** How the superuser lost the power, at the admin route `PATCH /admin/user/{user_id}`. */
 export interface ImpersonationEndSource {
@@ -164,37 +165,4 @@ export function createImpersonationRouter(impersonation: Impersonation): Router 
     },
   );
   return router;
-}
-
-/**
- * SPEC-3 §4 for a process without the app (`svc users update --no-superuser` / `--no-active`): ends the live
- * impersonation sessions of the superuser (the guard already refuses their tokens on every host, auth/
- * session-store.ts `sessionStateColumn`; this marks them ended, so the user's session list drops them) and
- * hands each end to `record` as its activity entry, named by the command. The ended sessions, with their users.
- */
-export async function endImpersonationsByCommand(input: {
-  sessions: SessionStore;
-  /** The username of a user id (the entry's `username`). */
-  usernameOf(userId: string): Promise<string | null>;
-  superuserId: string;
-  cause: ImpersonationEndCause;
-  /** The command, recorded as the entry's path (its method is `CLI`). */
-  command: string;
-  record?(entry: ActivityEntry): Promise<void>;
-}): Promise<{ id: string; userId: string }[]> {
-  const rows = await input.sessions.revokeImpersonationsBy(input.superuserId, new Date());
-  if (input.record) {
-    for (const row of rows) {
-      await input.record({
-        userId: row.userId,
-        username: await input.usernameOf(row.userId),
-        impersonatorId: input.superuserId,
-        method: 'CLI',
-        path: input.command,
-        statusCode: 200,
-        description: `impersonation ended by the superuser's ${input.cause}`,
-      });
-    }
-  }
-  return rows;
 }

@@ -73,7 +73,7 @@ export interface UserManagerDeps {
   webhooks?: WebhookOutbox;
   /**
    * SPEC-3 §4: a superuser demoted or deactivated ends their impersonations, the end recorded in the activity
-   * log (`svc users update` gives it; auth/impersonation.ts `endImpersonationsByCommand`).
+   * log (`svc users update` gives it; auth/impersonation-end.ts `endImpersonationsByCommand`).
    */
   endImpersonations?(
     superuser: { id: string; username: string },
