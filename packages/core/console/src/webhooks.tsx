@@ -8,6 +8,7 @@ import { call, type Paged } from './api.js';
 import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad, yesNo } from './ui.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.js';
 
 interface Webhook {
   id: string;
@@ -31,27 +32,8 @@ interface Delivery {
   deliveredAt: string | null;
 }
 
-/** SPEC-3 §3 "Event types", in the SPEC's order (`webhook.test` is sent by "Send test event" whatever these). */
-const EVENT_TYPES = [
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'user.password_changed',
-  'user.locked',
-  'user.login',
-  'session.revoked',
-  'mfa.enabled',
-  'mfa.disabled',
-  'identity.linked',
-  'identity.unlinked',
-  'permissions.changed',
-  'organization.created',
-  'organization.deleted',
-  'organization.member_added',
-  'organization.member_updated',
-  'organization.member_removed',
-  'webhook.test',
-];
+/** SPEC-3 §3 "Event types" (`webhook.test` is sent by "Send test event" whatever these). */
+const EVENT_TYPES: readonly string[] = WEBHOOK_EVENT_TYPES;
 const STATUSES: { value: Delivery['status']; label: TextKey }[] = [
   { value: 'pending', label: 'statusPending' },
   { value: 'succeeded', label: 'statusSucceeded' },

@@ -1,26 +1,8 @@
 import type { WebhookEventType } from '../kernel/ports.js';
+import { WEBHOOK_EVENT_TYPES as EVENT_TYPES } from './event-types.js';
 
-/** SPEC-3 §3 "Event types", in the SPEC's order. */
-export const WEBHOOK_EVENT_TYPES = [
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'user.password_changed',
-  'user.locked',
-  'user.login',
-  'session.revoked',
-  'mfa.enabled',
-  'mfa.disabled',
-  'identity.linked',
-  'identity.unlinked',
-  'permissions.changed',
-  'organization.created',
-  'organization.deleted',
-  'organization.member_added',
-  'organization.member_updated',
-  'organization.member_removed',
-  'webhook.test',
-] as const satisfies readonly WebhookEventType[];
+/** SPEC-3 §3 "Event types", in the SPEC's order (event-types.ts, shared with the admin console). */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES satisfies readonly WebhookEventType[];
 
 /** Every endpoint subscribed to every event type (SPEC-3 §3: `events: ["*"]`). */
 export const ALL_EVENTS = '*';

@@ -1,0 +1,22 @@
+// SPEC-3 §3 "Event types", in the SPEC's order. A file without imports: the admin console (a browser bundle,
+// packages/core/console) lists the same types from here.
+export const WEBHOOK_EVENT_TYPES = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'user.password_changed',
+  'user.locked',
+  'user.login',
+  'session.revoked',
+  'mfa.enabled',
+  'mfa.disabled',
+  'identity.linked',
+  'identity.unlinked',
+  'permissions.changed',
+  'organization.created',
+  'organization.deleted',
+  'organization.member_added',
+  'organization.member_updated',
+  'organization.member_removed',
+  'webhook.test',
+] as const;
