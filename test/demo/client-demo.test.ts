@@ -163,6 +163,13 @@ if (missing) {
 
       // The superuser impersonates frank (SPEC-3 section 4, the demo's `impersonation_enabled`): the page
       // works as frank and says so; "end" logs that session out and returns to the admin's own.
+      // Closes of the streams opened from here on reach the page a second late (see "end" below).
+      await page.routeWebSocket(/\/api\/core\/events\/ws/, (socket) => {
+        const server = socket.connectToServer();
+        server.onClose((code, reason) => {
+          setTimeout(() => void socket.close({ code, reason }), 1000);
+        });
+      });
       await page.fill('#impersonate-form [name=username]', frank.username);
       await page.fill('#impersonate-form [name=reason]', 'checking what frank sees');
       await page.click('#impersonate-form button');
@@ -171,9 +178,25 @@ if (missing) {
         'Impersonating frank (end)',
       );
       expect(await page.locator('#username').textContent()).toBe('frank');
+      // "end" logs the impersonation's session out, which closes its event stream with 4401 (signed out).
+      // On a loaded machine that close may reach the page while it is already showing the admin again: here
+      // it is held back a second (the route above) while the settings form's schema takes three, so it
+      // arrives mid-way. It must not be taken for the admin's own sign-out.
+      let schemaServed!: () => void;
+      const served = new Promise<void>((resolve) => (schemaServed = resolve));
+      await page.route('**/api/auth/user/settings/schema**', async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        await route.continue();
+        schemaServed();
+      });
       await page.click('#end-impersonation');
       await page.locator('#username', { hasText: admin.username }).waitFor();
       expect(await page.locator('#impersonating').isVisible()).toBe(false);
+      // The page has finished returning (the admin's own stream is open again) and still shows the admin.
+      await served;
+      await page.locator('#events-status', { hasText: 'open' }).waitFor({ state: 'attached' });
+      expect(await page.locator('#app').isVisible()).toBe(true);
+      expect(await page.locator('#username').textContent()).toBe(admin.username);
       // Frank's session list no longer holds the impersonation session: "end" logged it out.
       const frankApi = createClient(
         url,

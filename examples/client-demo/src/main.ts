@@ -64,7 +64,11 @@ async function enterApp(): Promise<void> {
   await renderOrganizations(current, showError).catch(() => undefined);
   events?.close();
   eventList.replaceChildren();
-  events = current.events({
+  // A stream's "signed out" (close code 4401) is about the session it was opened with: the superuser's own
+  // signs the page out, an impersonation's ends the impersonation, and one that has already been replaced
+  // (its session ended by "end") changes nothing.
+  const owner = current;
+  const subscription = current.events({
     onEvent(event) {
       const item = document.createElement('li');
       // Event texts come from users (paths, usernames): shown as text, never as HTML (SPEC activity rules).
@@ -72,9 +76,13 @@ async function enterApp(): Promise<void> {
       eventList.prepend(item);
     },
     onStatus: (status) => (eventsStatus.textContent = status),
-    onSignedOut: () => void (current === client ? signOut() : endImpersonation()),
+    onSignedOut: () => {
+      if (events !== subscription) return;
+      void (owner === client ? signOut() : endImpersonation());
+    },
     onError: showError,
   });
+  events = subscription;
 }
 
 async function signOut(): Promise<void> {
@@ -111,6 +119,10 @@ async function impersonate(username: string, reason: string): Promise<void> {
 async function endImpersonation(): Promise<void> {
   const impersonation = current;
   current = client;
+  // The impersonation's event stream goes first, so that the end of its session is not taken for the
+  // superuser's own sign-out.
+  events?.close();
+  events = undefined;
   if (impersonation !== client) await impersonation.logout().catch(showError);
   if (client.signedIn) await enterApp();
   else await signOut();
