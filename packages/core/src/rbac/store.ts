@@ -1,5 +1,6 @@
 import { and, asc, count, eq, inArray, or } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
+import { forUpdate } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 
 /** A permission row (SPEC "Permission and group"). */
@@ -23,6 +24,14 @@ export type PermissionsRecord = (tx: Orm, userIds: string[]) => Promise<void>;
 export function createRbacStore(db: Database, tables: CoreTables) {
   const { user, group, permission, groupPermission, userGroup, userPermission } = tables;
   const orm = db.orm;
+
+  /**
+   * Locks the user's row for the rest of `tx` (PostgreSQL; SQLite's write transaction holds the database), so
+   * that two replacements of one user's set run one after the other instead of failing on each other's rows.
+   */
+  async function lockUser(tx: Orm, userId: string): Promise<void> {
+    await forUpdate(db.dialect, tx.select({ id: user.id }).from(user).where(eq(user.id, userId)));
+  }
 
   /** Permissions of the given groups, by group id (one query). */
   async function permissionsOfGroups(
@@ -196,10 +205,13 @@ export function createRbacStore(db: Database, tables: CoreTables) {
             ([, v]) => v !== undefined,
           ),
         );
+        // The group's row is locked first (the UPDATE locks it, the select FOR UPDATE when only the
+        // permissions change): two replacements at once then run one after the other instead of both deleting
+        // the old rows and the second failing on the first's inserts (409 `db.conflict`).
         const found =
           Object.keys(fields).length > 0
             ? await tx.update(group).set(fields).where(eq(group.id, id)).returning({ id: group.id })
-            : await tx.select({ id: group.id }).from(group).where(eq(group.id, id));
+            : await forUpdate(db.dialect, tx.select({ id: group.id }).from(group).where(eq(group.id, id)));
         if (found.length === 0) return undefined;
         if (values.permissionIds) {
           await tx.delete(groupPermission).where(eq(groupPermission.groupId, id));
@@ -323,6 +335,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     /** Replaces the user's groups in one transaction (a dangling id rolls everything back). */
     setGroupsOfUser(userId: string, groupIds: number[], record?: PermissionsRecord): Promise<void> {
       return db.transaction(async (tx) => {
+        await lockUser(tx, userId);
         await tx.delete(userGroup).where(eq(userGroup.userId, userId));
         if (groupIds.length > 0)
           await tx.insert(userGroup).values(groupIds.map((groupId) => ({ userId, groupId })));
@@ -346,6 +359,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       record?: PermissionsRecord,
     ): Promise<void> {
       return db.transaction(async (tx) => {
+        await lockUser(tx, userId);
         await tx.delete(userPermission).where(eq(userPermission.userId, userId));
         if (permissionIds.length > 0) {
           await tx
