@@ -132,17 +132,27 @@ export async function runWebhooks(argv) {
     // `recordEach`), so RATE / FANOUT requests a second give RATE events a second. What is measured is the
     // delivery: both hosts' workers claiming and POSTing 500 events a second.
     const FANOUT = 10;
-    const group = (
-      await call(hosts[0].base, 'POST', '/api/admin/permissions/groups', {
-        token: admin,
-        json: { name: 'bench-webhooks-fanout' },
-      })
-    ).body;
-    for (const id of users.slice(0, FANOUT))
-      await call(hosts[0].base, 'PUT', `/api/admin/permissions/users/${id}/groups`, {
-        token: admin,
-        json: { groupIds: [group.id] },
-      });
+    const GROUPS = 4;
+    // Four groups of ten members each, so that changes of different groups run in parallel (those of one group
+    // wait on its row).
+    const groups = [];
+    for (let g = 0; g < GROUPS; g++) {
+      const group = (
+        await call(hosts[0].base, 'POST', '/api/admin/permissions/groups', {
+          token: admin,
+          json: { name: `bench-webhooks-fanout-${g}` },
+        })
+      ).body;
+      groups.push(group.id);
+      for (let m = 0; m < FANOUT; m++) {
+        const member = { username: `bench-wh-fan-${g}-${m}`, password: 'bench-webhook-password-1' };
+        const id = (await call(hosts[0].base, 'POST', '/api/auth/register', { json: member })).body.id;
+        await call(hosts[0].base, 'PUT', `/api/admin/permissions/users/${id}/groups`, {
+          token: admin,
+          json: { groupIds: [group.id] },
+        });
+      }
+    }
     const ids = [];
     for (const codename of ['bench_fanout_a', 'bench_fanout_b'])
       ids.push(
@@ -163,8 +173,10 @@ export async function runWebhooks(argv) {
     let changed = 0;
     let changeFailures = 0;
     const t1 = Date.now();
-    // One change at a time per host: the group's row serialises them anyway.
-    const changers = hosts.map(async (host) => {
+    // Two changers per group, one on each host.
+    const changers = Array.from({ length: GROUPS * 2 }, async (_, w) => {
+      const host = hosts[w % 2];
+      const group = { id: groups[Math.floor(w / 2)] };
       while (Date.now() - t1 < SECONDS * 1000) {
         const due = Math.floor(((Date.now() - t1) / 1000) * fanoutRate);
         if (changes >= due) {
