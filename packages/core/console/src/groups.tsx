@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { call, type Group, type Permission } from './api.js';
 import { t } from './i18n.js';
 import { navigate, useLocation, withQuery } from './router.js';
+import { SearchForm } from './list.js';
 import { ErrorMessage, Notice, useAction, useLoad } from './ui.js';
 
 export function GroupsPage() {
@@ -25,22 +26,13 @@ export function GroupsPage() {
     permission.codename.toLowerCase().includes(needle),
   );
 
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    navigate(withQuery('/groups', { search: String(form.get('search') ?? '').trim() }), true);
-  };
-
   return (
     <>
       <h1>{t('groups')}</h1>
-      <form className="toolbar" role="search" onSubmit={onSearch} key={search}>
-        <label>
-          {t('search')}
-          <input name="search" type="search" defaultValue={search} />
-        </label>
-        <button type="submit">{t('apply')}</button>
-      </form>
+      <SearchForm
+        search={search}
+        onSearch={(text) => navigate(withQuery('/groups', { search: text }), true)}
+      />
       <ErrorMessage message={data.error} />
       <h2>{t('groups')}</h2>
       <table>

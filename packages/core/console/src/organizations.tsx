@@ -9,6 +9,8 @@ import { useState, type FormEvent } from 'react';
 import { call, type Paged } from './api.js';
 import { t } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
+import { useConfirm } from './confirm.js';
+import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad } from './ui.js';
 
 export interface Organization {
@@ -42,38 +44,17 @@ const PAGE_SIZES = [25, 50, 100];
 /** SPEC-3 §2's roles; a project's own roles are typed in (the API answers `organization.role_invalid`). */
 const ROLES = ['owner', 'admin', 'member'];
 
-/** `page` and `pageSize` of the URL, with their defaults. */
-function paging(query: URLSearchParams) {
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const pageSize = PAGE_SIZES.includes(Number(query.get('pageSize'))) ? Number(query.get('pageSize')) : 25;
-  return { page, pageSize };
-}
-
-function Pager(props: { page: number; pages: number; total: number; go(page: number): void }) {
-  return (
-    <div className="pager">
-      <button type="button" disabled={props.page <= 1} onClick={() => props.go(props.page - 1)}>
-        {t('previous')}
-      </button>
-      <span>{t('pageOf', { page: props.page, pages: Math.max(props.pages, 1), total: props.total })}</span>
-      <button type="button" disabled={props.page >= props.pages} onClick={() => props.go(props.page + 1)}>
-        {t('next')}
-      </button>
-    </div>
-  );
-}
-
 export function OrganizationsPage() {
   const { query } = useLocation();
   const search = query.get('search') ?? '';
-  const { page, pageSize } = paging(query);
+  const { page, pageSize } = pagingOf(query, PAGE_SIZES, 25);
   const go = (change: { search?: string; page?: number; pageSize?: number }) => {
     const next = { search, page, pageSize, ...change };
     navigate(
       withQuery('/organizations', {
         search: next.search,
         page: next.page === 1 ? undefined : next.page,
-        pageSize: next.pageSize === 25 ? undefined : next.pageSize,
+        pageSize: sizeInUrl(next.pageSize, 25),
       }),
     );
   };
@@ -81,34 +62,13 @@ export function OrganizationsPage() {
   const list = useLoad(JSON.stringify(state), (client) =>
     call<Paged<Organization>>(client, 'GET', '/admin/organizations', { query: state }),
   );
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    go({ search: String(new FormData(event.currentTarget).get('search') ?? '').trim(), page: 1 });
-  };
 
   return (
     <>
       <h1>{t('organizations')}</h1>
-      <form className="toolbar" role="search" onSubmit={onSearch} key={search}>
-        <label>
-          {t('search')}
-          <input name="search" type="search" defaultValue={search} />
-        </label>
-        <button type="submit">{t('apply')}</button>
-        <label>
-          {t('pageSize')}
-          <select
-            value={pageSize}
-            onChange={(event) => go({ pageSize: Number(event.target.value), page: 1 })}
-          >
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        </label>
-      </form>
+      <SearchForm search={search} onSearch={(text) => go({ search: text, page: 1 })}>
+        <PageSize sizes={PAGE_SIZES} value={pageSize} onChange={(size) => go({ pageSize: size, page: 1 })} />
+      </SearchForm>
       <ErrorMessage message={list.error} />
       {list.data && (
         <>
@@ -180,7 +140,7 @@ function CreateOrganization() {
 
 export function OrganizationPage({ id }: { id: string }) {
   const { query } = useLocation();
-  const { page, pageSize } = paging(query);
+  const { page, pageSize } = pagingOf(query, PAGE_SIZES, 25);
   const search = query.get('search') ?? '';
   const base = `/organizations/${encodeURIComponent(id)}`;
   const [round, setRound] = useState(0);
@@ -193,21 +153,17 @@ export function OrganizationPage({ id }: { id: string }) {
     call<Invitation[]>(client, 'GET', `${base}/invitations`),
   );
   const action = useAction();
-  const [confirming, setConfirming] = useState(false);
+  const confirm = useConfirm();
   const go = (change: { page?: number; search?: string }) => {
     const next = { page, search, ...change };
     navigate(
       withQuery(base, {
         search: next.search,
         page: next.page === 1 ? undefined : next.page,
-        pageSize: pageSize === 25 ? undefined : pageSize,
+        pageSize: sizeInUrl(pageSize, 25),
       }),
       true,
     );
-  };
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    go({ search: String(new FormData(event.currentTarget).get('search') ?? '').trim(), page: 1 });
   };
   const remove = () =>
     void action.run(async (client) => {
@@ -241,13 +197,11 @@ export function OrganizationPage({ id }: { id: string }) {
           </dl>
 
           <h2 id="members">{t('members')}</h2>
-          <form className="toolbar" role="search" onSubmit={onSearch} key={search} aria-labelledby="members">
-            <label>
-              {t('search')}
-              <input name="search" type="search" defaultValue={search} />
-            </label>
-            <button type="submit">{t('apply')}</button>
-          </form>
+          <SearchForm
+            search={search}
+            onSearch={(text) => go({ search: text, page: 1 })}
+            labelledBy="members"
+          />
           <ErrorMessage message={members.error} />
           {members.data && (
             <>
@@ -283,21 +237,21 @@ export function OrganizationPage({ id }: { id: string }) {
           {invitations.data && <Invitations base={base} invitations={invitations.data} onDone={reload} />}
 
           <div className="toolbar">
-            <button type="button" className="danger" onClick={() => setConfirming(true)}>
+            <button
+              type="button"
+              className="danger"
+              onClick={() =>
+                confirm.ask(
+                  t('confirmDeleteOrganization', { name: o.name }),
+                  t('confirmDeleteButton'),
+                  remove,
+                )
+              }
+            >
               {t('deleteOrganization')}
             </button>
           </div>
-          {confirming && (
-            <div className="confirm" role="alertdialog" aria-labelledby="confirm-org">
-              <p id="confirm-org">{t('confirmDeleteOrganization', { name: o.name })}</p>
-              <button type="button" className="danger" onClick={remove}>
-                {t('confirmDeleteButton')}
-              </button>{' '}
-              <button type="button" autoFocus onClick={() => setConfirming(false)}>
-                {t('cancel')}
-              </button>
-            </div>
-          )}
+          {confirm.dialog}
           <ErrorMessage message={action.error} />
         </>
       )}

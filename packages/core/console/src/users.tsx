@@ -8,6 +8,7 @@ import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { ErrorMessage, Notice, formatTime, markFirstPage, useAction, useLoad, yesNo } from './ui.js';
 import { InviteUser } from './invite.js';
+import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
 
 const COLUMNS: { key: string; label: TextKey }[] = [
   { key: 'username', label: 'username' },
@@ -24,8 +25,7 @@ export function UsersPage() {
   const { query } = useLocation();
   const search = query.get('search') ?? '';
   const orderBy = query.get('orderBy') ?? '-createdAt';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const pageSize = PAGE_SIZES.includes(Number(query.get('pageSize'))) ? Number(query.get('pageSize')) : 25;
+  const { page, pageSize } = pagingOf(query, PAGE_SIZES, 25);
   const state = { search, orderBy, page, pageSize };
   const go = (change: Partial<typeof state>) => {
     const next = { ...state, ...change };
@@ -34,7 +34,7 @@ export function UsersPage() {
         search: next.search,
         orderBy: next.orderBy === '-createdAt' ? undefined : next.orderBy,
         page: next.page === 1 ? undefined : next.page,
-        pageSize: next.pageSize === 25 ? undefined : next.pageSize,
+        pageSize: sizeInUrl(next.pageSize, 25),
       }),
     );
   };
@@ -45,37 +45,15 @@ export function UsersPage() {
     if (list.data) markFirstPage();
   }, [list.data]);
 
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    go({ search: String(form.get('search') ?? '').trim(), page: 1 });
-  };
   const sortState = (key: string) =>
     orderBy === key ? 'ascending' : orderBy === `-${key}` ? 'descending' : undefined;
 
   return (
     <>
       <h1>{t('users')}</h1>
-      <form className="toolbar" role="search" onSubmit={onSearch} key={search}>
-        <label>
-          {t('search')}
-          <input name="search" type="search" defaultValue={search} />
-        </label>
-        <button type="submit">{t('apply')}</button>
-        <label>
-          {t('pageSize')}
-          <select
-            value={pageSize}
-            onChange={(event) => go({ pageSize: Number(event.target.value), page: 1 })}
-          >
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        </label>
-      </form>
+      <SearchForm search={search} onSearch={(text) => go({ search: text, page: 1 })}>
+        <PageSize sizes={PAGE_SIZES} value={pageSize} onChange={(size) => go({ pageSize: size, page: 1 })} />
+      </SearchForm>
       <ErrorMessage message={list.error} />
       {list.data && (
         <>
@@ -115,15 +93,7 @@ export function UsersPage() {
             </tbody>
           </table>
           {list.data.items.length === 0 && <p>{t('noResults')}</p>}
-          <div className="pager">
-            <button type="button" disabled={page <= 1} onClick={() => go({ page: page - 1 })}>
-              {t('previous')}
-            </button>
-            <span>{t('pageOf', { page, pages: Math.max(list.data.pages, 1), total: list.data.total })}</span>
-            <button type="button" disabled={page >= list.data.pages} onClick={() => go({ page: page + 1 })}>
-              {t('next')}
-            </button>
-          </div>
+          <Pager page={page} pages={list.data.pages} total={list.data.total} go={(to) => go({ page: to })} />
         </>
       )}
       <CreateUser onCreated={list.reload} />

@@ -7,6 +7,8 @@ import { useState, type FormEvent } from 'react';
 import { call, type Paged } from './api.js';
 import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
+import { useConfirm } from './confirm.js';
+import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad, yesNo } from './ui.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.js';
 
@@ -89,22 +91,14 @@ export function WebhooksPage() {
   const shown = (list.data ?? []).filter(
     (hook) => hook.url.toLowerCase().includes(needle) || hook.description.toLowerCase().includes(needle),
   );
-  const onSearch = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const text = String(new FormData(event.currentTarget).get('search') ?? '').trim();
-    navigate(withQuery('/webhooks', { search: text }), true);
-  };
 
   return (
     <>
       <h1>{t('webhooks')}</h1>
-      <form className="toolbar" role="search" onSubmit={onSearch} key={search}>
-        <label>
-          {t('search')}
-          <input name="search" type="search" defaultValue={search} />
-        </label>
-        <button type="submit">{t('apply')}</button>
-      </form>
+      <SearchForm
+        search={search}
+        onSearch={(text) => navigate(withQuery('/webhooks', { search: text }), true)}
+      />
       <ErrorMessage message={list.error} />
       {list.data && (
         <>
@@ -199,7 +193,7 @@ export function WebhookPage({ id }: { id: string }) {
   const hook = useLoad(`webhook:${id}:${round}`, (client) => call<Webhook>(client, 'GET', path));
   const action = useAction();
   const [secret, setSecret] = useState<string | null>(null);
-  const [confirming, setConfirming] = useState(false);
+  const confirm = useConfirm();
 
   const onSave = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -267,21 +261,17 @@ export function WebhookPage({ id }: { id: string }) {
             <button type="button" disabled={action.busy} onClick={rotate}>
               {t('rotateSecret')}
             </button>
-            <button type="button" className="danger" onClick={() => setConfirming(true)}>
+            <button
+              type="button"
+              className="danger"
+              onClick={() =>
+                confirm.ask(t('confirmDeleteWebhook', { name: h.url }), t('confirmDeleteButton'), remove)
+              }
+            >
               {t('deleteWebhook')}
             </button>
           </div>
-          {confirming && (
-            <div className="confirm" role="alertdialog" aria-labelledby="confirm-webhook">
-              <p id="confirm-webhook">{t('confirmDeleteWebhook', { name: h.url })}</p>
-              <button type="button" className="danger" onClick={remove}>
-                {t('confirmDeleteButton')}
-              </button>{' '}
-              <button type="button" autoFocus onClick={() => setConfirming(false)}>
-                {t('cancel')}
-              </button>
-            </div>
-          )}
+          {confirm.dialog}
           <ErrorMessage message={action.error} />
           <Notice message={action.notice} />
           <Secret secret={secret} />
@@ -295,8 +285,7 @@ export function WebhookPage({ id }: { id: string }) {
 function Deliveries({ id, path, round }: { id: string; path: string; round: number }) {
   const { query } = useLocation();
   const status = STATUSES.some((s) => s.value === query.get('status')) ? query.get('status')! : '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const pageSize = PAGE_SIZES.includes(Number(query.get('pageSize'))) ? Number(query.get('pageSize')) : 25;
+  const { page, pageSize } = pagingOf(query, PAGE_SIZES, 25);
   const [again, setAgain] = useState(0);
   const state = { status, page, pageSize };
   const list = useLoad(JSON.stringify({ ...state, round, again }), (client) =>
@@ -309,7 +298,7 @@ function Deliveries({ id, path, round }: { id: string; path: string; round: numb
       withQuery(`/webhooks/${encodeURIComponent(id)}`, {
         status: next.status,
         page: next.page === 1 ? undefined : next.page,
-        pageSize: next.pageSize === 25 ? undefined : next.pageSize,
+        pageSize: sizeInUrl(next.pageSize, 25),
       }),
       true,
     );
@@ -337,19 +326,7 @@ function Deliveries({ id, path, round }: { id: string; path: string; round: numb
             ))}
           </select>
         </label>
-        <label>
-          {t('pageSize')}
-          <select
-            value={pageSize}
-            onChange={(event) => go({ pageSize: Number(event.target.value), page: 1 })}
-          >
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        </label>
+        <PageSize sizes={PAGE_SIZES} value={pageSize} onChange={(size) => go({ pageSize: size, page: 1 })} />
         <button type="button" onClick={() => setAgain((n) => n + 1)}>
           {t('refresh')}
         </button>
@@ -399,15 +376,7 @@ function Deliveries({ id, path, round }: { id: string; path: string; round: numb
             </tbody>
           </table>
           {list.data.items.length === 0 && <p>{t('noResults')}</p>}
-          <div className="pager">
-            <button type="button" disabled={page <= 1} onClick={() => go({ page: page - 1 })}>
-              {t('previous')}
-            </button>
-            <span>{t('pageOf', { page, pages: Math.max(list.data.pages, 1), total: list.data.total })}</span>
-            <button type="button" disabled={page >= list.data.pages} onClick={() => go({ page: page + 1 })}>
-              {t('next')}
-            </button>
-          </div>
+          <Pager page={page} pages={list.data.pages} total={list.data.total} go={(to) => go({ page: to })} />
         </>
       )}
     </section>
