@@ -95,7 +95,13 @@ export function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
       request.on('error', (error: NodeJS.ErrnoException) => {
         // A kept-alive connection the receiver closed just as it was reused: once, on a new connection (the
         // receiver may have seen the request; it deduplicates by `webhook-id`, SPEC-3 §3 at least once).
-        if (!retry && !answered && !settled && request.reusedSocket && !(error instanceof ForbiddenTargetError)) {
+        if (
+          !retry &&
+          !answered &&
+          !settled &&
+          request.reusedSocket &&
+          !(error instanceof ForbiddenTargetError)
+        ) {
           start(true);
           return;
         }

@@ -67,7 +67,8 @@ function claimedOf(row: ClaimRow): ClaimedDelivery {
     enabled: row.enabled,
     secret: row.secret,
     previousSecret: row.previousSecret,
-    previousSecretExpiresAt: row.previousSecretExpiresAt === null ? null : dateOf(row.previousSecretExpiresAt),
+    previousSecretExpiresAt:
+      row.previousSecretExpiresAt === null ? null : dateOf(row.previousSecretExpiresAt),
   };
 }
 
