@@ -26,6 +26,15 @@ export const PURGE_EVERY_MS = 60 * 60 * 1000;
 export const POLL_INTERVAL_MS = 500;
 /** Deliveries one worker has in flight at most (a slow receiver never holds more sockets than this). */
 export const MAX_IN_FLIGHT = 64;
+/**
+ * How long a kept-alive connection to a receiver may stay idle (connections.ts): long enough to serve the next
+ * attempts of a busy endpoint, short enough that a change of its name's addresses is followed within seconds.
+ */
+export const IDLE_CONNECTION_MS = 4000;
+/** Finished attempts settled by one statement at most (worker.ts). */
+export const SETTLE_BATCH = 64;
+/** How long a finished attempt waits for others to be settled with it, ms. */
+export const SETTLE_DELAY_MS = 5;
 /** Deliveries claimed by one statement at most. */
 export const CLAIM_BATCH = 64;
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, lt, lte, ne, or, sql } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
+import { allIn, columnName as column } from '../kernel/db/sql.js';
 import { ALL_EVENTS, INSERT_CHUNK } from './constants.js';
 import type { WebhookTables } from './tables.js';
 
@@ -25,6 +26,50 @@ export interface ClaimedDelivery {
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: Date | null;
+}
+
+/** One finished attempt to settle: the delivery, the claim that made the attempt, and its outcome. */
+export interface SettleItem {
+  id: number;
+  claim: string;
+  settlement: Settlement;
+}
+
+/** A row of PostgreSQL's claim statement, as postgres-js returns it (bigint and timestamps as text). */
+interface ClaimRow {
+  id: number | string;
+  attempts: number;
+  eventId: string;
+  type: string;
+  data: string;
+  eventCreatedAt: string | Date;
+  endpointId: string;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | Date | null;
+}
+
+/** PostgreSQL's `timestamptz` text (`2026-11-27 14:00:00.123+00`) as a `Date`, as drizzle reads it. */
+const dateOf = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
+
+function claimedOf(row: ClaimRow): ClaimedDelivery {
+  return {
+    id: Number(row.id),
+    attempts: row.attempts,
+    eventId: row.eventId,
+    type: row.type,
+    data: row.data,
+    eventCreatedAt: dateOf(row.eventCreatedAt),
+    endpointId: row.endpointId,
+    url: row.url,
+    enabled: row.enabled,
+    secret: row.secret,
+    previousSecret: row.previousSecret,
+    previousSecretExpiresAt:
+      row.previousSecretExpiresAt === null ? null : dateOf(row.previousSecretExpiresAt),
+  };
 }
 
 /** How an attempt settles its delivery (only while the claim that made it still holds it). */
@@ -73,22 +118,69 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       .where(and(eq(d.endpointId, endpointId), eq(d.status, 'pending')));
   }
 
+  /** An endpoint is enabled and subscribed to `type`. */
+  const subscribedTo = (type: string) =>
+    and(
+      eq(ep.enabled, true),
+      or(
+        sql`${ep.events} like ${escapeLike(memberPattern(type))}`,
+        sql`${ep.events} like ${escapeLike(memberPattern(ALL_EVENTS))}`,
+      ),
+    )!;
+
   /** The enabled endpoints subscribed to `type` (one read of a small table). */
   async function subscribers(tx: Orm, type: string): Promise<string[]> {
-    const rows = await tx
-      .select({ id: ep.id })
-      .from(ep)
-      .where(
-        and(
-          eq(ep.enabled, true),
-          or(
-            sql`${ep.events} like ${escapeLike(memberPattern(type))}`,
-            sql`${ep.events} like ${escapeLike(memberPattern(ALL_EVENTS))}`,
-          ),
-        ),
-      );
+    const rows = await tx.select({ id: ep.id }).from(ep).where(subscribedTo(type));
     return rows.map((row) => row.id);
   }
+
+  /**
+   * PostgreSQL's claim (SPEC-3 §3: each attempt is made by one host): the due rows locked `FOR UPDATE SKIP
+   * LOCKED` (hosts polling together take different rows without waiting on each other), leased to `claim`, and
+   * returned with their event and endpoint. Timestamps go as ISO text and come back as PostgreSQL's text
+   * (drizzle's client leaves them unparsed), read by {@link claimedOf}.
+   */
+  const claimStatement = (now: Date, leaseEnd: Date, claim: string, limit: number) => sql`
+    with claimed as (
+      update ${d} set ${column(d.nextAttemptAt)} = ${leaseEnd.toISOString()}::timestamptz,
+        ${column(d.leasedBy)} = ${claim}
+      where ${d.id} in (
+        select ${d.id} from ${d}
+        where ${d.status} = 'pending' and ${d.nextAttemptAt} <= ${now.toISOString()}::timestamptz
+        order by ${d.nextAttemptAt} limit ${limit}::int for update skip locked)
+      returning ${d.id} as id, ${d.attempts} as attempts, ${d.eventId} as event_id, ${d.endpointId} as endpoint_id
+    )
+    select claimed.id, claimed.attempts, ${ev.id} as "eventId", ${ev.type} as type, ${ev.data} as data,
+      ${ev.createdAt} as "eventCreatedAt", ${ep.id} as "endpointId", ${ep.url} as url, ${ep.enabled} as enabled,
+      ${ep.secret} as secret, ${ep.previousSecret} as "previousSecret",
+      ${ep.previousSecretExpiresAt} as "previousSecretExpiresAt"
+    from claimed
+    join ${ev} on ${ev.id} = claimed.event_id
+    join ${ep} on ${ep.id} = claimed.endpoint_id`;
+
+  /**
+   * PostgreSQL's settlement of a batch: the settlements as one JSON parameter (the text never changes with the
+   * batch's size, so it stays prepared), each row guarded by its own claim.
+   */
+  const settleStatement = (items: readonly SettleItem[]) => {
+    const rows = items.map(({ id, claim, settlement: s }) => ({
+      id,
+      claim,
+      status: s.status,
+      attempts: s.attempts,
+      last_status_code: s.lastStatusCode,
+      last_error: s.lastError,
+      next_attempt_at: s.nextAttemptAt?.toISOString() ?? null,
+      delivered_at: s.deliveredAt?.toISOString() ?? null,
+    }));
+    return sql`update ${d} set ${column(d.status)} = s.status, ${column(d.attempts)} = s.attempts,
+      ${column(d.lastStatusCode)} = s.last_status_code, ${column(d.lastError)} = s.last_error,
+      ${column(d.nextAttemptAt)} = s.next_attempt_at, ${column(d.deliveredAt)} = s.delivered_at,
+      ${column(d.leasedBy)} = null
+    from json_to_recordset(${JSON.stringify(rows)}::text::json) as s(id bigint, claim text, status text,
+      attempts int, last_status_code int, last_error text, next_attempt_at timestamptz, delivered_at timestamptz)
+    where ${d.id} = s.id and ${d.leasedBy} = s.claim and ${d.status} = 'pending'`;
+  };
 
   return {
     /**
@@ -96,6 +188,29 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
      * `type` (one indexed read of a small table; nothing is written when none is).
      */
     async record(tx: Orm, type: string, data: unknown, now: Date): Promise<string | null> {
+      if (db.dialect === 'pg') {
+        // One statement, one round trip (docs/performance.md "Webhooks"): the change's transaction often holds
+        // a row lock (a PATCH of a user holds the user's row) until it commits, so every round trip added
+        // before the commit lengthens the time other writers of that row wait.
+        const id = randomUUID();
+        const at = now.toISOString();
+        const rows = await allIn<{ id: string }>(
+          tx,
+          'pg',
+          sql`with subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
+            event as (
+              insert into ${ev} (${column(ev.id)}, ${column(ev.type)}, ${column(ev.data)}, ${column(ev.createdAt)})
+              select ${id}::uuid, ${type}, ${JSON.stringify(data)}, ${at}::timestamptz
+              where exists (select 1 from subscribed)
+              returning ${ev.id} as id)
+            insert into ${d} (${column(d.eventId)}, ${column(d.endpointId)}, ${column(d.status)},
+              ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.createdAt)})
+            select event.id, subscribed.id, 'pending', 0, ${at}::timestamptz, ${at}::timestamptz
+            from event cross join subscribed
+            returning ${column(d.eventId)} as id`,
+        );
+        return rows.length > 0 ? id : null;
+      }
       const subscribed = await subscribers(tx, type);
       if (subscribed.length === 0) return null;
       return insertEvent(tx, type, data, subscribed, now);
@@ -229,13 +344,18 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
      * settlement (the host died) leaves the delivery due again.
      */
     async claim(now: Date, leaseEnd: Date, claim: string, limit: number): Promise<ClaimedDelivery[]> {
-      const skipLocked = db.dialect === 'pg' ? sql` for update skip locked` : sql``;
+      if (db.dialect === 'pg') {
+        // One statement and one round trip (docs/performance.md "Webhooks"): the claiming UPDATE in a CTE,
+        // joined to the event and the endpoint, its text constant so postgres-js keeps it prepared.
+        const rows = await db.all<ClaimRow>(claimStatement(now, leaseEnd, claim, limit));
+        return rows.map(claimedOf);
+      }
       const due = and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now));
       const claimed = await orm
         .update(d)
         .set({ nextAttemptAt: leaseEnd, leasedBy: claim })
         .where(
-          sql`${d.id} in (select ${d.id} from ${d} where ${due} order by ${d.nextAttemptAt} limit ${limit}${skipLocked})`,
+          sql`${d.id} in (select ${d.id} from ${d} where ${due} order by ${d.nextAttemptAt} limit ${limit})`,
         )
         .returning({ id: d.id });
       if (claimed.length === 0) return [];
@@ -268,12 +388,26 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         );
     },
 
-    /** Settles an attempt, unless its claim was lost meanwhile (ended by a disabling, or taken after the lease). */
-    async settle(id: number, claim: string, settlement: Settlement): Promise<void> {
-      await orm
-        .update(d)
-        .set({ ...settlement, leasedBy: null })
-        .where(and(eq(d.id, id), eq(d.leasedBy, claim), eq(d.status, 'pending')));
+    /**
+     * Settles finished attempts, each unless its claim was lost meanwhile (ended by a disabling, or taken by
+     * another host after the lease): a row is written only while `leased_by` is still the attempt's claim and
+     * the delivery pending. PostgreSQL: one statement for the whole batch (one commit, one WAL flush, where one
+     * update per attempt cost a flush each); SQLite: one transaction.
+     */
+    async settleMany(items: readonly SettleItem[]): Promise<void> {
+      if (items.length === 0) return;
+      if (db.dialect === 'pg') {
+        await db.all(settleStatement(items));
+        return;
+      }
+      await db.transaction(async (tx) => {
+        for (const { id, claim, settlement } of items) {
+          await tx
+            .update(d)
+            .set({ ...settlement, leasedBy: null })
+            .where(and(eq(d.id, id), eq(d.leasedBy, claim), eq(d.status, 'pending')));
+        }
+      });
     },
 
     /** SPEC-3 §3: a 410 fails the delivery and disables the endpoint, ending its pending deliveries. */

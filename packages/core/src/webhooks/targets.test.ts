@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import { attemptDelivery } from './attempt.js';
+import { createConnectionPool } from './connections.js';
+import { RESPONSE_BODY_LIMIT } from './constants.js';
 import { isPrivateAddress } from './target.js';
 
 /**
@@ -82,6 +84,80 @@ describe('Webhook targets', () => {
       expect(allowed.statusCode).toBe(200);
       expect(hits).toBe(1);
     });
+
+    it('never connects through a pool of kept-alive connections either', async () => {
+      const before = hits;
+      const pool = createConnectionPool({ allowPrivate: false });
+      try {
+        for (const url of [`https://localhost:${port}/x`, `https://127.0.0.1:${port}/x`]) {
+          const outcome = await attemptDelivery({
+            url,
+            body: '{}',
+            headers: {},
+            timeoutMs: 2000,
+            allowPrivate: false,
+            agent: pool.agentFor(new URL(url)),
+          });
+          expect(outcome.statusCode).toBeNull();
+          expect(outcome.error).toMatch(/private address/);
+        }
+      } finally {
+        pool.close();
+      }
+      expect(hits).toBe(before);
+    });
+  });
+
+  describe('kept-alive connections', () => {
+    let server: Server;
+    let port = 0;
+    /** The client port of each request's connection: the same port, the same connection. */
+    const ports: number[] = [];
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        ports.push(req.socket.remotePort!);
+        req.resume();
+        if (req.url === '/big') res.end('x'.repeat(RESPONSE_BODY_LIMIT * 8));
+        else if (req.url !== '/hang') res.end('ok');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    afterAll(() => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('are reused between attempts, but not after an answer over the limit or a timeout', async () => {
+      const pool = createConnectionPool({ allowPrivate: true });
+      const attempt = (path: string) => {
+        const url = `http://localhost:${port}${path}`;
+        return attemptDelivery({
+          url,
+          body: '{}',
+          headers: {},
+          timeoutMs: 500,
+          allowPrivate: true,
+          agent: pool.agentFor(new URL(url)),
+        });
+      };
+      try {
+        expect((await attempt('/a')).statusCode).toBe(200);
+        expect((await attempt('/a')).statusCode).toBe(200);
+        expect(ports[1]).toBe(ports[0]);
+        // An answer over the limit is cut off with its connection: the next attempt opens another.
+        expect((await attempt('/big')).statusCode).toBe(200);
+        expect(ports[2]).toBe(ports[0]);
+        expect((await attempt('/a')).statusCode).toBe(200);
+        expect(ports[3]).not.toBe(ports[0]);
+        // So is one that timed out.
+        expect((await attempt('/hang')).error).toMatch(/timeout/);
+        expect((await attempt('/a')).statusCode).toBe(200);
+        expect(ports[5]).not.toBe(ports[4]);
+      } finally {
+        pool.close();
+      }
+    });
   });
 });
 
@@ -151,6 +227,33 @@ describe('an https receiver', () => {
     expect(untrusted.statusCode).toBeNull();
     expect(untrusted.error).toMatch(/self[- ]signed|certificate/i);
     expect(bodies).toHaveLength(1);
+  });
+
+  it('checks the address of a reused connection again at each attempt', async () => {
+    // The pool's connection was opened while private targets were allowed; an attempt that may not reach a
+    // private address refuses it before sending a byte (what a name that now resolves privately meets).
+    const pool = createConnectionPool({ allowPrivate: true, tls: { ca: cert } });
+    const url = `https://localhost:${port}/hook`;
+    const attempt = (allowPrivate: boolean) =>
+      attemptDelivery({
+        url,
+        body: '{"id":"reused"}',
+        headers: { 'content-type': 'application/json' },
+        timeoutMs: 5000,
+        allowPrivate,
+        tls: { ca: cert },
+        agent: pool.agentFor(new URL(url)),
+      });
+    try {
+      expect(await attempt(true)).toEqual({ statusCode: 204, error: null });
+      const before = bodies.length;
+      const refused = await attempt(false);
+      expect(refused.statusCode).toBeNull();
+      expect(refused.error).toMatch(/private address/);
+      expect(bodies).toHaveLength(before);
+    } finally {
+      pool.close();
+    }
   });
 });
 

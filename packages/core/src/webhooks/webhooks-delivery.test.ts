@@ -245,3 +245,54 @@ describeEachDatabase('Webhooks: delivery, retries and leases', (database) => {
     expect(await remaining()).toEqual(['00000000-0000-4000-8000-0000000000c3']);
   });
 });
+
+/**
+ * Settlements are written in batches (docs/webhooks.md "Delivery"): each row still only while the attempt's claim
+ * holds it, and a worker that stops writes the settlements it still holds before the database closes.
+ */
+describeEachDatabase('Webhooks: batched settlements', (database) => {
+  it('leave a delivery ended by a disabling failed, and are written when the worker stops', async () => {
+    // Answers after a while, so both attempts are in flight while the endpoint is disabled and the app stops.
+    const receiver = await startWebhookReceiver({ delayMs: 300 });
+    const settings = { webhooks_enabled: true, webhooks_allow_private_targets: true };
+    let app = await startTestApp({ database, settings });
+    try {
+      const admin = await app.loginAs(await app.createUser({ username: 'st_admin', isSuperuser: true }));
+      const created = async (path: string) =>
+        (await admin.post('/api/admin/webhooks', { url: receiver.url(path), events: ['webhook.test'] })).body
+          .data.id as string;
+      const disabled = await created('/disabled'),
+        kept = await created('/kept');
+      await admin.post(`/api/admin/webhooks/${disabled}/test`);
+      await admin.post(`/api/admin/webhooks/${kept}/test`);
+      await eventually(() => receiver.at('/disabled').length === 1 && receiver.at('/kept').length === 1);
+      expect((await admin.patch(`/api/admin/webhooks/${disabled}`, { enabled: false })).status).toBe(200);
+      const rt = app.app.runtime;
+      const runtimeSettings: Settings = rt.settings;
+      const { webhookDelivery: d } = rt.tables.webhooks as unknown as WebhookTables;
+      // Stopping waits for both answers (204) and writes their settlements.
+      await app.close();
+      const db = openDatabase({ url: database.url, settings: runtimeSettings, log: rt.log });
+      try {
+        const rows = await db.orm.select().from(d);
+        expect(rows.find((r) => r.endpointId === disabled)).toMatchObject({
+          status: 'failed',
+          lastError: 'endpoint disabled',
+          deliveredAt: null,
+        });
+        expect(rows.find((r) => r.endpointId === kept)).toMatchObject({
+          status: 'succeeded',
+          attempts: 1,
+          lastStatusCode: 204,
+          leasedBy: null,
+        });
+      } finally {
+        await db.close();
+      }
+      app = undefined as unknown as TestApp;
+    } finally {
+      await app?.close();
+      await receiver.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { attemptDelivery, type AttemptOutcome } from './attempt.js';
+import { createConnectionPool } from './connections.js';
 import {
   CLAIM_BATCH,
   LEASE_MARGIN_MS,
@@ -9,9 +10,11 @@ import {
   POLL_INTERVAL_MS,
   PURGE_AFTER_MS,
   PURGE_EVERY_MS,
+  SETTLE_BATCH,
+  SETTLE_DELAY_MS,
 } from './constants.js';
 import { signatureHeader } from './signing.js';
-import type { ClaimedDelivery, Settlement, WebhookStore } from './store.js';
+import type { ClaimedDelivery, SettleItem, Settlement, WebhookStore } from './store.js';
 
 export interface WebhookWorkerDeps {
   settings: Settings;
@@ -44,8 +47,10 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; da
 /**
  * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every half second, and at once
  * after a full batch or when a slot frees under a backlog, it claims due deliveries with a lease and attempts them in the background, at most
- * {@link MAX_IN_FLIGHT} at a time. Requests never wait for it: they only write the outbox. Once an hour it
- * purges finished records older than 30 days.
+ * {@link MAX_IN_FLIGHT} at a time, on kept-alive connections per receiver (connections.ts). Finished attempts
+ * are settled together: within {@link SETTLE_DELAY_MS} or once {@link SETTLE_BATCH} are waiting, one statement
+ * writes them all, each still only while its claim holds. Requests never wait for it: they only write the
+ * outbox. Once an hour it purges finished records older than 30 days.
  */
 export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const { store, settings, log } = deps;
@@ -60,6 +65,44 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   let pollingNow = false;
   /** The last poll left due deliveries behind (a full batch, or no free slot): a freed slot polls at once. */
   let backlog = false;
+  const connections = createConnectionPool({
+    allowPrivate: settings.webhooks_allow_private_targets,
+    ...(deps.tls ? { tls: deps.tls } : {}),
+  });
+
+  /**
+   * Finished attempts waiting to be settled. A settlement that is lost (the process dies first, or the
+   * statement fails) leaves the delivery leased until its lease ends; it is then attempted again (SPEC-3 §3: at
+   * least once), as when a host dies mid-attempt.
+   */
+  let toSettle: SettleItem[] = [];
+  let settleTimer: NodeJS.Timeout | undefined;
+  /** The settling statements, one after another (a batch never races the one before it). */
+  let settling: Promise<void> = Promise.resolve();
+
+  function settleLater(item: SettleItem): void {
+    toSettle.push(item);
+    if (toSettle.length >= SETTLE_BATCH) flushSettlements();
+    else settleTimer ??= setTimeout(flushSettlements, SETTLE_DELAY_MS);
+  }
+
+  function flushSettlements(): Promise<void> {
+    clearTimeout(settleTimer);
+    settleTimer = undefined;
+    if (toSettle.length === 0) return settling;
+    const batch = toSettle;
+    toSettle = [];
+    settling = settling.then(() =>
+      store.settleMany(batch).catch((error: unknown) => {
+        // The database refused the settlements: the leases end and the attempts are made again (at least once).
+        log.warn('webhook deliveries could not be settled', {
+          deliveries: batch.length,
+          error: String(error),
+        });
+      }),
+    );
+    return settling;
+  }
 
   function settlementOf(job: ClaimedDelivery, outcome: AttemptOutcome, now: Date): Settlement {
     const attempts = job.attempts + 1;
@@ -76,13 +119,17 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     try {
       if (!job.enabled) {
         // Disabled between the claim and now: ended like the disabling ends pending deliveries.
-        await store.settle(job.id, claim, {
-          status: 'failed',
-          attempts: job.attempts,
-          lastStatusCode: null,
-          lastError: 'endpoint disabled',
-          nextAttemptAt: null,
-          deliveredAt: null,
+        settleLater({
+          id: job.id,
+          claim,
+          settlement: {
+            status: 'failed',
+            attempts: job.attempts,
+            lastStatusCode: null,
+            lastError: 'endpoint disabled',
+            nextAttemptAt: null,
+            deliveredAt: null,
+          },
         });
         return;
       }
@@ -97,8 +144,15 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       if (job.previousSecret && job.previousSecretExpiresAt && job.previousSecretExpiresAt > deps.now()) {
         secrets.push(job.previousSecret);
       }
+      let agent;
+      try {
+        agent = connections.agentFor(new URL(job.url));
+      } catch {
+        agent = undefined; // not a URL: attemptDelivery says so (`webhook.url_invalid`)
+      }
       const outcome = await attemptDelivery({
         url: job.url,
+        ...(agent ? { agent } : {}),
         body,
         timeoutMs,
         allowPrivate: settings.webhooks_allow_private_targets,
@@ -113,7 +167,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       });
       const settlement = settlementOf(job, outcome, deps.now());
       if (outcome.statusCode === 410) await store.gone(job.id, claim, job.endpointId, settlement);
-      else await store.settle(job.id, claim, settlement);
+      else settleLater({ id: job.id, claim, settlement });
     } catch (error) {
       // The database refused the settlement: the lease ends and the attempt is made again (at least once).
       log.warn('webhook delivery could not be settled', { deliveryId: job.id, error: String(error) });
@@ -144,6 +198,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         });
       }
     }
+    connections.sweep();
     if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
       lastPurge = Date.now();
       await store.purge(new Date(deps.now().getTime() - PURGE_AFTER_MS));
@@ -178,12 +233,17 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       stopped = false;
       schedule(0);
     },
-    /** Stops claiming and waits for the attempts in flight (each ends by `webhook_timeout_seconds`). */
+    /**
+     * Stops claiming, waits for the attempts in flight (each ends by `webhook_timeout_seconds`), writes their
+     * settlements and closes the kept-alive connections.
+     */
     async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
       await polling;
       await Promise.allSettled([...inFlight]);
+      await flushSettlements();
+      connections.close();
     },
   };
 }
