@@ -5,6 +5,7 @@
 // A job: { url, method, connections, seconds, body?, bodies?, amount?, contentType?, headers?, tokens?, chain? }
 //   headers: extra request headers (a cookie, the `Origin` a browser sends);
 //   bodies: request bodies, one per request in rotation;
+//   paths:  request paths, one per request in rotation (with `bodies`: the writes spread over several rows);
 //   amount: stop after this many requests if `seconds` are not over first (single-use bodies: their number);
 //   tokens: bearer tokens, one per request in rotation (`Authorization: Bearer …`);
 //   chain:  'refresh': each request spends a refresh token and keeps the rotated one from the response for a
@@ -39,12 +40,19 @@ function requestsOf(job) {
   }
   const headers = { ...job.headers, ...(job.contentType ? { 'content-type': job.contentType } : {}) };
   if (job.bodies) {
-    // one body per request in rotation (logins of distinct users)
+    // one body per request in rotation (logins of distinct users), and one path if given
     return [
       {
         method: job.method,
         headers,
-        setupRequest: (req) => ({ ...req, body: job.bodies[next++ % job.bodies.length] }),
+        setupRequest: (req) => {
+          const i = next++;
+          return {
+            ...req,
+            body: job.bodies[i % job.bodies.length],
+            ...(job.paths ? { path: job.paths[i % job.paths.length] } : {}),
+          };
+        },
       },
     ];
   }
