@@ -453,6 +453,87 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     expect(plan.scanned).not.toContain(activity);
   });
 
+  // docs/performance.md "The console's lists at a million users": `pathContains` finds the matching paths first
+  // (SQLite: the terms' FTS5 index; PostgreSQL: the paths table's trigram index), then reads their entries by
+  // the (path, timestamp) index, for the page and for the bounded count alike: no test of every entry.
+  it('filters the activity log by pathContains through the (path, timestamp) index', async () => {
+    const activity = tableOf(app, 'audit', 'activityLog');
+    const name = getTableName(activity);
+    // A hundred more paths, three entries each, among the seeded ten thousand entries of /api/notes/.
+    await seed(app, activity, 300, (i) => ({
+      timestamp: new Date(Date.now() - i * 1000),
+      method: i % 2 ? 'DELETE' : 'POST',
+      path: `/api/orders/${i % 100}/ship`,
+      statusCode: 200,
+      durationMs: 3,
+    }));
+    if (database.dialect === 'pg') await app.app.runtime.authDb.exec(`VACUUM ANALYZE ${name}`);
+    const auditor = await app.loginAs(await app.createUser({ username: 'path-auditor', isSuperuser: true }));
+    const res = await withId(auditor, 'ih-audit-path').get(
+      '/api/admin/audit/logs?pathContains=%2Forders%2F4&pageSize=20',
+    );
+    expect(res.status).toBe(200);
+    // /api/orders/4/ship and /api/orders/40/ship … /api/orders/49/ship: eleven paths, three entries each.
+    expect(res.body.data.total).toBe(33);
+    expect(res.body.data.items).toHaveLength(20);
+    const stamps = (res.body.data.items as { timestamp: string }[]).map((item) => item.timestamp);
+    expect(stamps).toEqual([...stamps].sort().reverse());
+    // Another order (the paths as a filter) and the keyset continuation find the same entries.
+    const sorted = await auditor.get(
+      '/api/admin/audit/logs?pathContains=%2Forders%2F4&orderBy=-method&pageSize=50',
+    );
+    expect(sorted.body.data.total).toBe(33);
+    expect(new Set((sorted.body.data.items as { path: string }[]).map((item) => item.path)).size).toBe(11);
+    const last = (res.body.data.items as { id: number }[]).at(-1)!.id;
+    const next = await auditor.get(
+      `/api/admin/audit/logs?pathContains=%2Forders%2F4&pageSize=20&after=${last}`,
+    );
+    expect(next.body.data.items).toHaveLength(13);
+    // The substring is matched as written (case-sensitive), as before.
+    const upper = await auditor.get('/api/admin/audit/logs?pathContains=%2FOrders%2F4');
+    expect(upper.body.data.total).toBe(0);
+    const statements = (await statementsOf('ih-audit-path')).filter((s) => s.sql.includes(`"${name}"`));
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) {
+      const { lines: plan, scanned } = await planOf(app, statement);
+      expect(scanned).not.toContain(name);
+      if (database.dialect === 'sqlite') {
+        expect(plan.join('\n')).toMatch(
+          new RegExp(`SEARCH ${name} USING (COVERING )?INDEX ${name}_path_timestamp_idx`),
+        );
+      } else if (!/_paths"? where/.test(statement.sql)) {
+        expect(plan.join('\n')).toMatch(`using ${name}_path_timestamp_idx`);
+      }
+    }
+  });
+
+  // docs/performance.md "The console's lists at a million users": every sort of `GET /admin/user` reads its first
+  // page from an index (kernel/db/tables.ts), in both directions. SQLite's `NULLS LAST` ascending on a column
+  // that may be NULL (email, last login) is the one it sorts: its indexes hold NULLs first.
+  it('sorts the users list by every sortable column from an index', async () => {
+    const user = getTableName((app.app.runtime.tables.core as unknown as CoreTables).user);
+    const root = await app.loginAs(await app.createUser({ username: 'sorter', isSuperuser: true }));
+    const columns = ['username', 'email', 'firstName', 'lastName', 'isActive', 'isStaff', 'isSuperuser'];
+    const sorts = [...columns, 'lastLoginAt', 'createdAt'].flatMap((c) => [c, `-${c}`]);
+    const sorted: string[] = [];
+    for (const [i, orderBy] of sorts.entries()) {
+      const res = await withId(root, `ih-user-sort-${i}`).get(
+        `/api/admin/user/?orderBy=${orderBy}&pageSize=25`,
+      );
+      expect(res.status).toBe(200);
+      const [page] = (await statementsOf(`ih-user-sort-${i}`)).filter((s) =>
+        new RegExp(`from "${user}" order by`, 'i').test(s.sql),
+      );
+      const plan = (await planOf(app, page!)).lines.join('\n');
+      const sqliteSorts = database.dialect === 'sqlite' && ['email', 'lastLoginAt'].includes(orderBy);
+      // A sort of the ties of one value (the id after created_at: SQLite's "LAST TERM", PostgreSQL's
+      // Incremental Sort) is not a sort of the table.
+      if (/TEMP B-TREE FOR ORDER BY|^\s*Sort\b|Seq Scan/m.test(plan) && !sqliteSorts)
+        sorted.push(`${orderBy}:\n${plan}`);
+    }
+    expect(sorted).toEqual([]);
+  });
+
   // Last: it drops an index. Without it the same captured statement scans, so the checks above can fail.
   it('sees the scan of a lookup whose index is gone', async () => {
     const passkeyTable = getTableName(tableOf(app, 'passkeys', 'passkey'));

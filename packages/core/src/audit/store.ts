@@ -18,7 +18,12 @@ import {
 import type { Database } from '../kernel/db/database.js';
 import { columnName as column } from '../kernel/db/sql.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
+import {
+  buildTrigramIndexes,
+  textIndexOnce,
+  type TextIndexOptions,
+  type TextIndexStep,
+} from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -76,6 +81,14 @@ export interface ActivityListOptions {
  */
 export const TEXT_INDEX_MIN_LENGTH = 3;
 
+/**
+ * PostgreSQL `pathContains`: up to this many matching paths, the page and the count read each path's entries
+ * through the (path, timestamp) index; a text in more paths than that (`/api`) matches so much of the log that
+ * the newest-first walk of the timestamp index finds a page sooner (docs/performance.md "The console's lists at
+ * a million users").
+ */
+export const PATHS_PER_PATH_READ_MAX = 200;
+
 /** Every query on the activity log table (STYLE "A feature is one folder": store.ts). */
 export function createActivityStore(
   db: Database,
@@ -100,6 +113,15 @@ export function createActivityStore(
   const entriesSearch = `${name}_search`;
   const USERNAME_TERM = 0;
   const PATH_TERM = 1;
+  /**
+   * PostgreSQL's counterpart of the path terms: the distinct paths of the log with a pg_trgm index, kept by a
+   * statement trigger on the log (one unique-index probe per distinct path of a written batch), so that
+   * `pathContains` finds its few paths first instead of testing every entry. Never pruned: a path the purge
+   * emptied costs one index probe that finds nothing (pruning would race with a batch logging it again).
+   */
+  const pathsTable = `${name}_paths`;
+  /** The comment of a paths table holding every path of the log (the backfill finished). */
+  const PATHS_COMPLETE = 'svc: every path of the activity log';
 
   // SQLite (docs/performance.md): one prepared single-row INSERT run for each entry in one transaction costs 5 to 7 us an
   // entry, where drizzle building a multi-row INSERT (and SQLite compiling it, its text changing with the batch
@@ -233,7 +255,76 @@ export function createActivityStore(
       },
       log,
       textIndexOptions,
+      buildPaths,
     );
+  }
+
+  /**
+   * PostgreSQL: the paths table, its trigram index and the triggers that keep it, then the paths already
+   * logged (the triggers first: an entry written during the backfill is in either). Once, under the text index
+   * builds' advisory lock; the comment marks it complete.
+   */
+  const buildPaths: TextIndexStep = async (run) => {
+    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+    const [log, paths, add] = [q(name), q(pathsTable), q(`${pathsTable}_add`)];
+    const [state] = await run(`select obj_description(to_regclass(${literal(paths)}), 'pg_class') as note`);
+    if (state?.note === PATHS_COMPLETE) return;
+    await run(`CREATE TABLE IF NOT EXISTS ${paths} (path text PRIMARY KEY)`);
+    await run(
+      `CREATE INDEX IF NOT EXISTS ${q(`${pathsTable}_trgm_idx`)} ON ${paths} USING gin (path gin_trgm_ops)`,
+    );
+    // In path order: two batches adding the same new paths wait on each other instead of deadlocking.
+    await run(
+      `CREATE OR REPLACE FUNCTION ${add}() RETURNS trigger LANGUAGE plpgsql AS $svc$ BEGIN ` +
+        `INSERT INTO ${paths} (path) SELECT DISTINCT path FROM new_entries ORDER BY path ON CONFLICT DO NOTHING; ` +
+        `RETURN NULL; END $svc$`,
+    );
+    for (const event of ['insert', 'update']) {
+      const trigger = q(`${pathsTable}_${event}`);
+      await run(`DROP TRIGGER IF EXISTS ${trigger} ON ${log}`);
+      await run(
+        `CREATE TRIGGER ${trigger} AFTER ${event.toUpperCase()} ON ${log} REFERENCING NEW TABLE AS new_entries ` +
+          `FOR EACH STATEMENT EXECUTE FUNCTION ${add}()`,
+      );
+    }
+    await run(`INSERT INTO ${paths} (path) SELECT DISTINCT path FROM ${log} ON CONFLICT DO NOTHING`);
+    await run(`COMMENT ON TABLE ${paths} IS ${literal(PATHS_COMPLETE)}`);
+  };
+
+  /**
+   * PostgreSQL: the paths of the log that contain `text` (case-sensitive, as `contains`), through the paths
+   * table's trigram index, less those holding one of `excluded` (`excludePaths` is a test of the path alone: its
+   * entries need not be read to be left out); undefined when more than {@link PATHS_PER_PATH_READ_MAX} do.
+   */
+  async function pathsContaining(text: string, excluded: string[]): Promise<string[] | undefined> {
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await db.all<{ path: string }>(
+      sql`select path from ${sql.identifier(pathsTable)} where path like ${pattern} escape '\\'
+        and strpos(path, ${text}) > 0
+        ${sql.join(
+          excluded.map((fragment) => sql`and not (${contains(sql.raw('path'), fragment)})`),
+          sql` `,
+        )} limit ${PATHS_PER_PATH_READ_MAX + 1}`,
+    );
+    return rows.length > PATHS_PER_PATH_READ_MAX ? undefined : rows.map((row) => row.path);
+  }
+
+  /**
+   * `select` of the entries of each of `paths` matching `condition`, at most `limit` a path in `order`: one
+   * range of the (path, timestamp) index per path, whatever the size of the log.
+   */
+  function perPath(
+    paths: string[],
+    condition: SQL | undefined,
+    select: SQL,
+    order: SQL[] | undefined,
+    limit: number,
+  ) {
+    return sql`select per_path.* from json_array_elements_text(${JSON.stringify(paths)}::text::json) as matched(path)
+      cross join lateral (select ${select} from ${table} where ${table.path} = matched.path
+        ${condition ? sql`and ${condition}` : sql``}
+        ${order ? sql`order by ${sql.join(order, sql`, `)}` : sql``} limit ${limit}) as per_path`;
   }
 
   const textIndex = textIndexOnce(db, 'the activity log', createTextIndex, textIndexOptions, log);
@@ -369,7 +460,15 @@ export function createActivityStore(
       const indexed =
         options.filters.search || options.filters.pathContains ? await textIndex.ensure() : false;
       const ftsReady = indexed && db.dialect === 'sqlite';
-      const condition = where(options.filters, ftsReady);
+      // PostgreSQL `pathContains`: the matching paths first (paths table), then their entries by path.
+      const paths =
+        indexed && db.dialect === 'pg' && options.filters.pathContains
+          ? await pathsContaining(options.filters.pathContains, options.filters.excludePaths)
+          : undefined;
+      const condition = where(
+        paths ? { ...options.filters, pathContains: undefined, excludePaths: [] } : options.filters,
+        ftsReady,
+      );
       const keys = sortKeys(options.orderBy);
       let pageCondition = condition;
       if (options.after !== undefined) {
@@ -383,12 +482,36 @@ export function createActivityStore(
         pageCondition = and(condition, afterCondition(keys, sortValues(keys, anchor), options.descending));
       }
       const order = orderClause(keys, options.descending);
+      const direction = options.descending ? sql`desc` : sql`asc`;
+      // Newest (or oldest) first among few paths: the first `offset + limit` entries of each path, merged, then
+      // the page's rows by primary key. Another order: the paths as a filter.
+      const pathPage =
+        paths && options.orderBy === table.timestamp
+          ? sql`select merged.id from (${perPath(
+              paths,
+              pageCondition,
+              sql`${table.id}, ${table.timestamp}`,
+              order,
+              options.offset + options.limit,
+            )}) as merged order by merged.${sql.identifier(table.timestamp.name)} ${direction},
+              merged.${sql.identifier(table.id.name)} ${direction} limit ${options.limit} offset ${options.offset}`
+          : undefined;
+      if (paths && !pathPage)
+        pageCondition = and(
+          pageCondition,
+          sql`${table.path} = any(array(select json_array_elements_text(${JSON.stringify(paths)}::text::json)))`,
+        );
       // A page past the first on PostgreSQL: the OFFSET walk picks ids only, then the page's rows are read by
       // primary key (a deferred join). Where an index holds the sort and the filtered columns (the default
       // list: (timestamp, id, path)), the walk is an index-only scan instead of a million heap rows: 100 against
       // 260 ms of a backend for page 20,000 of a million entries (docs/performance.md "Large tables").
-      const rowsQuery =
-        db.dialect === 'pg' && options.offset > 0
+      const rowsQuery = pathPage
+        ? orm
+            .select()
+            .from(table)
+            .where(sql`${table.id} = any(array(${pathPage}))`)
+            .orderBy(...order)
+        : db.dialect === 'pg' && options.offset > 0
           ? orm
               .select()
               .from(table)
@@ -414,7 +537,9 @@ export function createActivityStore(
       const bound = options.countUpTo;
       const countUpTo = (matching: SQL | undefined, upTo: number) =>
         readNumber(
-          sql`select count(*) from (select 1 from ${table} ${matching ? sql`where ${matching}` : sql``} limit ${upTo}) as bounded`,
+          paths
+            ? sql`select count(*) from (${perPath(paths, matching, sql`1`, undefined, upTo)} limit ${upTo}) as bounded`
+            : sql`select count(*) from (select 1 from ${table} ${matching ? sql`where ${matching}` : sql``} limit ${upTo}) as bounded`,
         );
       if (bound === undefined) return { rows: await readRows(rowsQuery), total: 0 };
       if (options.after !== undefined) {
@@ -425,6 +550,13 @@ export function createActivityStore(
       // count); after a full page, what follows its last row up to the bound (keyset: no second walk of the
       // OFFSET); only a page past the end counts from the start. Same figure as counting all matches up to
       // the bound (docs/activity-log.md "Large logs"), one OFFSET walk instead of two.
+      // Few paths: each path's matches up to the bound, from its start in the (path, timestamp) index (an
+      // index-only scan when nothing else is filtered) rather than past the page's last row (which needs the
+      // id, a heap read per entry); the same figure.
+      if (paths) {
+        const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
+        return { rows, total };
+      }
       const rows = await readRows(rowsQuery);
       const seen = options.offset + rows.length;
       if (rows.length === 0)

@@ -236,11 +236,13 @@ export function createUserStore(
             .where(where)
             // NULLS LAST only where a NULL can be: PostgreSQL reads `created_at desc` backwards from its index,
             // but not `created_at desc nulls last` (100,000 rows sorted for the default order).
+            // The id breaks ties in the same direction: one index (column, id) read forwards or backwards
+            // serves both directions (kernel/db/tables.ts; PostgreSQL's NULLs last descending has its own).
             .orderBy(
               options.orderBy.notNull
                 ? sql`${options.orderBy} ${direction}`
                 : sql`${options.orderBy} ${direction} nulls last`,
-              user.id,
+              sql`${user.id} ${direction}`,
             )
             .limit(options.limit)
             .offset(options.offset),

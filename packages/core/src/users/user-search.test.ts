@@ -33,12 +33,15 @@ describeEachDatabase('Admin user search on a large table', (database) => {
   async function expected(text: string): Promise<string[]> {
     const rows = await app.app.runtime.authDb.orm.select().from(tables.user);
     const needle = text.toLowerCase();
-    return rows
-      .filter((u) =>
-        [u.username, u.email ?? '', u.firstName, u.lastName].some((v) => v.toLowerCase().includes(needle)),
-      )
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || a.id.localeCompare(b.id))
-      .map((u) => u.username);
+    return (
+      rows
+        .filter((u) =>
+          [u.username, u.email ?? '', u.firstName, u.lastName].some((v) => v.toLowerCase().includes(needle)),
+        )
+        // The route's order: newest first, ties by id in the same direction (users/store.ts `list`).
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
+        .map((u) => u.username)
+    );
   }
 
   beforeAll(async () => {

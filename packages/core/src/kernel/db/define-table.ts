@@ -60,6 +60,12 @@ export interface TableParts {
   uniqueIndex(name: string): sq.IndexBuilderOn;
   /** A primary key over several columns. */
   primaryKey(...columns: [sq.SQLiteColumn, ...sq.SQLiteColumn[]]): sq.PrimaryKeyBuilder;
+  /**
+   * `column` as an index key in descending order (PostgreSQL: `column DESC NULLS FIRST`, its default; with
+   * `nullsLast`, `column DESC NULLS LAST`), so that a query ordered that way reads the index forward. SQLite:
+   * the column as it is (its indexes are read in either direction, and its `DESC` puts NULLs last already).
+   */
+  descending(column: sq.SQLiteColumn, options?: { nullsLast?: boolean }): sq.SQLiteColumn;
 }
 
 /**
@@ -129,6 +135,7 @@ function partsFor(dialect: Dialect): TableParts {
       index: sq.index,
       uniqueIndex: sq.uniqueIndex,
       primaryKey: (...columns) => sq.primaryKey({ columns }),
+      descending: (column) => column,
     };
   }
   return sameShape<TableParts>({
@@ -136,6 +143,9 @@ function partsFor(dialect: Dialect): TableParts {
     index: pg.index,
     uniqueIndex: pg.uniqueIndex,
     primaryKey: (...columns: [pg.PgColumn, ...pg.PgColumn[]]) => pg.primaryKey({ columns }),
+    // In a table's extra config, PostgreSQL's columns are drizzle's ExtraConfigColumn (asc, desc, nulls order).
+    descending: (column: pg.ExtraConfigColumn, options?: { nullsLast?: boolean }) =>
+      options?.nullsLast ? column.desc().nullsLast() : column.desc().nullsFirst(),
   });
 }
 

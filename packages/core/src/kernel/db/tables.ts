@@ -48,6 +48,21 @@ export function coreTables(settings: Settings, dialect: Dialect) {
       x.uniqueIndex(emailIndexName(name)).on(sql`lower(${t.email})`),
       // `GET /admin/user` lists newest first by default (docs/performance.md "Large tables").
       x.index(`${name('user')}_created_at_idx`).on(t.createdAt),
+      // Its other sorts (users/store.ts `list`: the column, NULLs last, then the id in the same direction): one
+      // index per column in that order, so the first page is an index read, not a sort of every user
+      // (docs/performance.md "The console's lists at a million users"). The username's unique index serves
+      // its sort. A column that can be NULL needs a second index on PostgreSQL for the descending order, NULLs
+      // last (the first one read backwards puts them first); SQLite's DESC puts NULLs last already.
+      ...(
+        ['firstName', 'lastName', 'isActive', 'isStaff', 'isSuperuser', 'email', 'lastLoginAt'] as const
+      ).map((key) => x.index(`${name('user')}_${t[key].name}_id_idx`).on(t[key], t.id)),
+      ...(x.dialect === 'pg'
+        ? (['email', 'lastLoginAt'] as const).map((key) =>
+            x
+              .index(`${name('user')}_${t[key].name}_desc_id_idx`)
+              .on(x.descending(t[key], { nullsLast: true }), x.descending(t.id)),
+          )
+        : []),
     ],
   );
   const group = defineTable(dialect, name('group'), (c) => ({

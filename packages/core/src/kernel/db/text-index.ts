@@ -56,12 +56,19 @@ export function buildTrigramIndexes(
   indexes: Record<string, string>,
   log?: Logger,
   options: TextIndexOptions = { concurrently: true },
+  after?: TextIndexStep,
 ): Promise<boolean> {
   const previous = queues.get(db) ?? Promise.resolve();
-  const build = previous.catch(() => undefined).then(() => buildNow(db, table, indexes, log, options));
+  const build = previous.catch(() => undefined).then(() => buildNow(db, table, indexes, log, options, after));
   queues.set(db, build);
   return build;
 }
+
+/**
+ * More of a table's text index, built after its GIN indexes on the same connection (pg_trgm present, the
+ * advisory lock held, no statement bound): `run` sends one statement.
+ */
+export type TextIndexStep = (run: (query: string) => Promise<Record<string, unknown>[]>) => Promise<void>;
 
 async function buildNow(
   db: Database,
@@ -69,6 +76,7 @@ async function buildNow(
   indexes: Record<string, string>,
   log: Logger | undefined,
   { concurrently }: TextIndexOptions,
+  after?: TextIndexStep,
 ): Promise<boolean> {
   const connection = await (db.native as PgClient).reserve();
   const pids = running.get(db) ?? new Set<number>();
@@ -110,6 +118,7 @@ async function buildNow(
       );
       log?.info(`built the text index ${name}`, { ms: Date.now() - started });
     }
+    if (after) await after((query) => connection.unsafe(query));
     return true;
   } catch (error) {
     // 57014: cancelled by cancelTextIndexBuilds at shutdown; the next start builds it.
