@@ -289,6 +289,8 @@ export function createActivityStore(
       );
     }
     await run(`INSERT INTO ${paths} (path) SELECT DISTINCT path FROM ${log} ON CONFLICT DO NOTHING`);
+    // Its statistics now, not at autovacuum's next visit: the planner sizes the trigram lookup by them.
+    await run(`ANALYZE ${paths}`);
     await run(`COMMENT ON TABLE ${paths} IS ${literal(PATHS_COMPLETE)}`);
   };
 
