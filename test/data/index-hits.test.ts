@@ -492,6 +492,18 @@ describeEachDatabase('Index hits of request-path lookups', (database: TestDataba
     // The substring is matched as written (case-sensitive), as before.
     const upper = await auditor.get('/api/admin/audit/logs?pathContains=%2FOrders%2F4');
     expect(upper.body.data.total).toBe(0);
+    // With another filter the paths are one more condition (audit/store.ts): the same entries. The odd i are
+    // the DELETEs: /api/orders/41, 43, 45, 47 and 49, three entries each.
+    const deletes = await auditor.get(
+      '/api/admin/audit/logs?pathContains=%2Forders%2F4&method=DELETE&statusCode=200&pageSize=10',
+    );
+    expect(deletes.body.data.total).toBe(15);
+    expect(deletes.body.data.items).toHaveLength(10);
+    expect(
+      new Set(
+        (deletes.body.data.items as { method: string; path: string }[]).map((i) => `${i.method} ${i.path}`),
+      ),
+    ).toEqual(new Set([41, 43, 45, 47, 49].map((k) => `DELETE /api/orders/${k}/ship`)));
     const statements = (await statementsOf('ih-audit-path')).filter((s) => s.sql.includes(`"${name}"`));
     expect(statements.length).toBeGreaterThan(0);
     for (const statement of statements) {

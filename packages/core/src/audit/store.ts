@@ -467,10 +467,22 @@ export function createActivityStore(
         indexed && db.dialect === 'pg' && options.filters.pathContains
           ? await pathsContaining(options.filters.pathContains, options.filters.excludePaths)
           : undefined;
-      const condition = where(
+      const others = where(
         paths ? { ...options.filters, pathContains: undefined, excludePaths: [] } : options.filters,
         ftsReady,
       );
+      // Each path's entries through (path, timestamp) when nothing else is filtered. With other filters too
+      // (`DELETE` and 404 within the paths of `token`), a big path would be read to its end to find the few
+      // that pass them: the paths are then one more condition, and the planner reads through the index of
+      // whichever filter is the most selective.
+      const byPath = others === undefined ? paths : undefined;
+      const condition =
+        paths && !byPath
+          ? and(
+              others,
+              sql`${table.path} = any(array(select json_array_elements_text(${JSON.stringify(paths)}::text::json)))`,
+            )
+          : others;
       const keys = sortKeys(options.orderBy);
       let pageCondition = condition;
       if (options.after !== undefined) {
@@ -488,9 +500,9 @@ export function createActivityStore(
       // Newest (or oldest) first among few paths: the first `offset + limit` entries of each path, merged, then
       // the page's rows by primary key. Another order: the paths as a filter.
       const pathPage =
-        paths && options.orderBy === table.timestamp
+        byPath && options.orderBy === table.timestamp
           ? sql`select merged.id from (${perPath(
-              paths,
+              byPath,
               pageCondition,
               sql`${table.id}, ${table.timestamp}`,
               order,
@@ -498,10 +510,10 @@ export function createActivityStore(
             )}) as merged order by merged.${sql.identifier(table.timestamp.name)} ${direction},
               merged.${sql.identifier(table.id.name)} ${direction} limit ${options.limit} offset ${options.offset}`
           : undefined;
-      if (paths && !pathPage)
+      if (byPath && !pathPage)
         pageCondition = and(
           pageCondition,
-          sql`${table.path} = any(array(select json_array_elements_text(${JSON.stringify(paths)}::text::json)))`,
+          sql`${table.path} = any(array(select json_array_elements_text(${JSON.stringify(byPath)}::text::json)))`,
         );
       // A page past the first on PostgreSQL: the OFFSET walk picks ids only, then the page's rows are read by
       // primary key (a deferred join). Where an index holds the sort and the filtered columns (the default
@@ -539,8 +551,8 @@ export function createActivityStore(
       const bound = options.countUpTo;
       const countUpTo = (matching: SQL | undefined, upTo: number) =>
         readNumber(
-          paths
-            ? sql`select count(*) from (${perPath(paths, matching, sql`1`, undefined, upTo)} limit ${upTo}) as bounded`
+          byPath
+            ? sql`select count(*) from (${perPath(byPath, matching, sql`1`, undefined, upTo)} limit ${upTo}) as bounded`
             : sql`select count(*) from (select 1 from ${table} ${matching ? sql`where ${matching}` : sql``} limit ${upTo}) as bounded`,
         );
       if (bound === undefined) return { rows: await readRows(rowsQuery), total: 0 };
@@ -555,7 +567,7 @@ export function createActivityStore(
       // Few paths: each path's matches up to the bound, from its start in the (path, timestamp) index (an
       // index-only scan when nothing else is filtered) rather than past the page's last row (which needs the
       // id, a heap read per entry); the same figure.
-      if (paths) {
+      if (byPath) {
         const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
         return { rows, total };
       }
