@@ -83,7 +83,7 @@ export interface UserManagerDeps {
    * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
    * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens.
    */
-  beforeDelete?(tx: Orm, userId: string): Promise<void>;
+  beforeDelete?(tx: Orm, userId: string): Promise<unknown>;
 }
 
 /**
