@@ -124,6 +124,13 @@ export function sessionWrites(db: Database, session: SessionTable) {
   return { create: createStatement, touch: touchStatement, purge: purgeStatement };
 }
 
+/** A session a revocation ended (SPEC-3 §4: an impersonation's superuser; `live`: not expired at the end). */
+export interface EndedSession {
+  id: string;
+  impersonatorId: string | null;
+  live: boolean;
+}
+
 /**
  * Every query on the session table (STYLE "A feature is one folder"). A session's id is its login's refresh
  * family, so ending a session is marking its row revoked and deleting its refresh records.
@@ -146,6 +153,50 @@ export function createSessionStore(
     deleteUntilGone(db.dialect, () =>
       orm.delete(refreshToken).where(where).returning({ jti: refreshToken.jti }),
     );
+
+  /** See `end` in the returned store. */
+  async function end(
+    userId: string,
+    at: Date,
+    which: { only?: string; except?: string } = {},
+    record?: (tx: Orm, ids: string[]) => Promise<void>,
+  ): Promise<EndedSession[]> {
+    const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
+    if (which.only !== undefined) conditions.push(eq(session.id, which.only));
+    if (which.except !== undefined) conditions.push(ne(session.id, which.except));
+    const mark = (tx: Orm) =>
+      tx
+        .update(session)
+        .set({ revokedAt: at })
+        .where(and(...conditions))
+        .returning({
+          id: session.id,
+          impersonatorId: session.impersonatorId,
+          expiresAt: session.expiresAt,
+        });
+    // SPEC-3 §3: `record` (the webhook outbox) runs in the transaction that marks the sessions revoked.
+    const rows = record
+      ? await db.transaction(async (tx) => {
+          const marked = await mark(tx);
+          if (marked.length > 0)
+            await record(
+              tx,
+              marked.map((row) => row.id),
+            );
+          return marked;
+        })
+      : await mark(orm);
+    const ids = rows.map((row) => row.id);
+    // All of them: logins from before sessions existed (refresh records without a session row) end too.
+    const all = which.only === undefined && which.except === undefined;
+    if (all) await deleteRefresh(eq(refreshToken.userId, userId));
+    else if (ids.length > 0) await deleteRefresh(inArray(refreshToken.family, ids));
+    return rows.map((row) => ({
+      id: row.id,
+      impersonatorId: row.impersonatorId,
+      live: row.expiresAt === null || row.expiresAt > at,
+    }));
+  }
 
   return {
     /**
@@ -262,34 +313,15 @@ export function createSessionStore(
       which: { only?: string; except?: string } = {},
       record?: (tx: Orm, ids: string[]) => Promise<void>,
     ): Promise<string[]> {
-      const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
-      if (which.only !== undefined) conditions.push(eq(session.id, which.only));
-      if (which.except !== undefined) conditions.push(ne(session.id, which.except));
-      const mark = (tx: Orm) =>
-        tx
-          .update(session)
-          .set({ revokedAt: at })
-          .where(and(...conditions))
-          .returning({ id: session.id });
-      // SPEC-3 §3: `record` (the webhook outbox) runs in the transaction that marks the sessions revoked.
-      const rows = record
-        ? await db.transaction(async (tx) => {
-            const marked = await mark(tx);
-            if (marked.length > 0)
-              await record(
-                tx,
-                marked.map((row) => row.id),
-              );
-            return marked;
-          })
-        : await mark(orm);
-      const ids = rows.map((row) => row.id);
-      // All of them: logins from before sessions existed (refresh records without a session row) end too.
-      const all = which.only === undefined && which.except === undefined;
-      if (all) await deleteRefresh(eq(refreshToken.userId, userId));
-      else if (ids.length > 0) await deleteRefresh(inArray(refreshToken.family, ids));
-      return ids;
+      return (await end(userId, at, which, record)).map((row) => row.id);
     },
+
+    /**
+     * {@link revoke}, answering the sessions it ended with what SPEC-3 §4 tells of them: the superuser of an
+     * impersonation session, and whether it was still live (not expired). The statement that marks a session
+     * is the only one to return it, so of concurrent revocations one reports each end.
+     */
+    end,
 
     /** Whether session `id` belongs to `userId` and is not revoked. */
     async isActive(id: string, userId: string): Promise<boolean> {
