@@ -59,8 +59,23 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
         if (!argv.yes && !(await confirm(question))) {
           throw new CliError('no session ended: not confirmed (use --yes to skip the question)');
         }
-        const ended = await store.revoke(found.id, new Date());
+        const ended = await store.end(found.id, new Date());
         process.stdout.write(`ended ${ended.length} session(s) of '${found.username}'\n`);
+        // SPEC-3 §4: an impersonation among them ends by revocation, recorded as on the server (an entry of
+        // the user with the superuser as impersonator; method `CLI`, the command as the path).
+        const { record } = internal.createStandaloneActivityLog(db, settings);
+        for (const row of ended) {
+          if (!row.impersonatorId || !row.live || !record) continue;
+          await record({
+            userId: found.id,
+            username: found.username,
+            impersonatorId: row.impersonatorId,
+            method: 'CLI',
+            path: `svc users sessions ${found.username} --revoke-all`,
+            statusCode: 200,
+            description: 'impersonation ended by revocation',
+          });
+        }
         if (argv.includeTokens) {
           // SPEC-3 §7 rule 2: the same deletion as the admin route's `includeTokens=true`.
           const tokens = internal.createPersonalTokenStore(

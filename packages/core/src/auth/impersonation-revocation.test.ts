@@ -1,5 +1,15 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../../../../testing/cli-process.js';
 import { eventsUrl, openSocket, ticketOf, type TestSocket } from '../../../../testing/events.js';
-import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import {
+  describeEachDatabase,
+  startTestApp,
+  TEST_SECRET_KEY,
+  type LoggedInClient,
+  type TestApp,
+} from '../testing/index.js';
 
 // SPEC-3 §4: an impersonation ends by logout, revocation or the superuser's demotion, and each end is recorded
 // in the activity log and emits `impersonation_ended` `{userId, impersonatorId}` to superusers. The
@@ -127,4 +137,38 @@ describeEachDatabase('Impersonation ended with all of the user’s sessions', (d
       'impersonation ended by logout',
     ]);
   });
+
+  it('svc users sessions --revoke-all ends it and records its end once, named by the command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-impersonation-revoke-all-'));
+    try {
+      writeFileSync(
+        join(dir, '.env'),
+        [
+          `SVC_SECRET_KEY=${TEST_SECRET_KEY}`,
+          `SVC_AUTH_DATABASE_URL=${database.url}`,
+          'SVC_ACTIVITY_LOG_ENABLED=true',
+          'SVC_LOG_LEVEL=ERROR',
+          '',
+        ].join('\n'),
+      );
+      const target = await newUser();
+      const as = await impersonate(target.id);
+      const cli = await runCli([
+        '--base-dir',
+        dir,
+        'users',
+        'sessions',
+        target.username,
+        '--revoke-all',
+        '--yes',
+      ]);
+      expect(cli.code).toBe(0);
+      expect((await as.get('/api/auth/user')).status).toBe(401);
+      expect(await impersonatorEntries(target.id)).toEqual([
+        ['CLI', `svc users sessions ${target.username} --revoke-all`, 'impersonation ended by revocation'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
