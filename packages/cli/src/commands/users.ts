@@ -50,7 +50,23 @@ async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Pr
 // ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands
 
-function managerOf(project: UserProject) {
+/** The logger of a command's own lines (stderr), at the project's level. */
+function commandLog(project: UserProject) {
+  return internal.createLogger(
+    {
+      level: internal.effectiveLogLevel(project.settings),
+      format: project.settings.log_format,
+      stream: process.stderr,
+    },
+    'svc',
+  );
+}
+
+/** `events`: the standalone sink of a command that tells the hosts (`svc users delete`), when there is one. */
+function managerOf(
+  project: UserProject,
+  events?: Awaited<ReturnType<typeof internal.createStandaloneEventSink>>,
+) {
   // SPEC-3 §7 rule 4: a change of email or a deactivation ends the user's links, as on the server.
   const links = internal.createAccountStore(
     project.db,
@@ -63,7 +79,12 @@ function managerOf(project: UserProject) {
     project.settings,
     moduleTables<internal.WebhookTables>(project, 'webhooks'),
   );
-  const orgs = internal.createOrganizationManager({ db: project.db, settings: project.settings, webhooks });
+  const orgs = internal.createOrganizationManager({
+    db: project.db,
+    settings: project.settings,
+    webhooks,
+    ...(events ? { events } : {}),
+  });
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
@@ -102,15 +123,7 @@ function managerOf(project: UserProject) {
         ...(record ? { record } : {}),
       });
       if (ended.length === 0) return;
-      const log = internal.createLogger(
-        {
-          level: internal.effectiveLogLevel(project.settings),
-          format: project.settings.log_format,
-          stream: process.stderr,
-        },
-        'svc',
-      );
-      const events = await internal.createStandaloneEventSink(project.settings, log);
+      const events = await internal.createStandaloneEventSink(project.settings, commandLog(project));
       if (!events) return;
       try {
         for (const row of ended) {
@@ -344,7 +357,14 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
           throw new CliError(
             `not deleted: '${username}' is the only owner of ${stranded.map((s) => `'${s}'`).join(', ')}, which has other members (svc orgs set-role makes another owner)`,
           );
-        await manager.remove(username);
+        // SPEC-3 §2: each removed membership is told to the member and superusers, as on the server, through
+        // the shared cache's event bus when there is one (docs/organizations.md).
+        const events = await internal.createStandaloneEventSink(project.settings, commandLog(project));
+        try {
+          await managerOf(project, events).remove(username);
+        } finally {
+          await events?.close();
+        }
         process.stdout.write(`deleted user '${username}'\n`);
       }),
     ),
