@@ -5,7 +5,7 @@ import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 import { inviteCommand, moduleTables, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
 import { formatTable, normaliseEmail } from './users-format.js';
-import { sessionsCommand } from './users-sessions.js';
+import { endSessionsByCommand, sessionsCommand } from './users-sessions.js';
 // SPEC-3 section 1: social login
 import { identitiesCommand } from './users-identities.js';
 
@@ -96,6 +96,11 @@ function managerOf(
       if (change === 'deactivated') await orgs.service.endInvitationsOf(userId);
     },
     webhooks,
+    // SPEC-2 "Sessions" and SPEC-3 §4: a new password or a deactivation ends the sessions as on the server,
+    // an impersonation among them recorded as ended by revocation.
+    endSessions: async (user) => {
+      await endSessionsByCommand(project, user, `svc users update ${user.username}`);
+    },
     // SPEC-3 §2/§3: the memberships' events and the invitations ended, in the deletion's transaction.
     beforeDelete: (tx, userId) => orgs.service.beforeUserDeleted(tx, userId),
     // SPEC-3 §4: demoting or deactivating a superuser ends their impersonations, recorded in the activity

@@ -138,7 +138,7 @@ describeEachDatabase('Impersonation ended with all of the user’s sessions', (d
     ]);
   });
 
-  it('svc users sessions --revoke-all ends it and records its end once, named by the command', async () => {
+  it('svc users sessions --revoke-all, update --password or --no-active end it and record its end once, named by the command', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-impersonation-revoke-all-'));
     try {
       writeFileSync(
@@ -151,6 +151,19 @@ describeEachDatabase('Impersonation ended with all of the user’s sessions', (d
           '',
         ].join('\n'),
       );
+      for (const [flags, refused] of [
+        [['--password', 'a-new-long-password'], 401],
+        [['--no-active'], 400],
+      ] as const) {
+        const changed = await newUser();
+        const impersonated = await impersonate(changed.id);
+        const update = await runCli(['--base-dir', dir, 'users', 'update', changed.username, ...flags]);
+        expect(update.code).toBe(0);
+        expect((await impersonated.get('/api/auth/user')).status).toBe(refused);
+        expect(await impersonatorEntries(changed.id)).toEqual([
+          ['CLI', `svc users update ${changed.username}`, 'impersonation ended by revocation'],
+        ]);
+      }
       const target = await newUser();
       const as = await impersonate(target.id);
       const cli = await runCli([

@@ -80,6 +80,12 @@ export interface UserManagerDeps {
     cause: 'demotion' | 'deactivation',
   ): Promise<void>;
   /**
+   * Ends the user's sessions after a new password or a deactivation (SPEC "Authentication" 8, SPEC-2
+   * "Sessions"), recording the end of an impersonation among them (SPEC-3 §4); `svc users update` gives it.
+   * Without it only the refresh records go (in the update's transaction).
+   */
+  endSessions?(user: { id: string; username: string }): Promise<void>;
+  /**
    * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
    * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens. A function it resolves with is
    * called once the deletion has committed (the memberships' live events, SPEC-3 §2).
@@ -214,6 +220,7 @@ export function createUserManager(deps: UserManagerDeps) {
             });
         }
       });
+      if (endLogins) await deps.endSessions?.(current);
       // SPEC-3 §7 rule 4: the links sent before the change end with it.
       if (changes.email !== undefined) await deps.endLinks?.(current.id, 'email_changed');
       const deactivated = current.isActive && changes.isActive === false;
