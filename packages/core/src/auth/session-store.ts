@@ -281,28 +281,6 @@ export function createSessionStore(
     },
 
     /**
-     * The user's impersonation sessions not yet ended (SPEC-3 §4), with their superusers: what a revocation of
-     * several sessions (`revoke-others`, the admin's revoke-all) ends besides the logins.
-     */
-    async impersonationsOf(userId: string): Promise<{ id: string; impersonatorId: string }[]> {
-      const rows = await orm
-        .select({ id: session.id, impersonatorId: session.impersonatorId })
-        .from(session)
-        .where(and(eq(session.userId, userId), isNotNull(session.impersonatorId), isNull(session.revokedAt)));
-      return rows.map((row) => ({ id: row.id, impersonatorId: row.impersonatorId! }));
-    },
-
-    /** The impersonator of a live session, or null (a login's session, revoked, or unknown). */
-    async impersonatorOf(id: string): Promise<string | null> {
-      const [row] = await orm
-        .select({ impersonatorId: session.impersonatorId })
-        .from(session)
-        .where(eq(session.id, id))
-        .limit(1);
-      return row?.impersonatorId ?? null;
-    },
-
-    /**
      * Ends sessions of `userId`: all of them, only `only`, or all but `except`. Marked revoked first (the
      * guard refuses their access tokens from then on), then their refresh records go. Returns the ids that
      * were active and are ended now.
