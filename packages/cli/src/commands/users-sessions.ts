@@ -18,6 +18,39 @@ interface SessionsArgs {
   yes?: boolean;
 }
 
+/**
+ * Ends every session of the user from a command and records the end of each live impersonation among them as
+ * the server does (SPEC-3 §4: an entry of the user with the superuser as impersonator, `impersonation ended by
+ * revocation`; method `CLI`, the command as the path). How many sessions ended.
+ */
+export async function endSessionsByCommand(
+  project: {
+    settings: Parameters<typeof internal.authTables>[0];
+    db: Parameters<typeof internal.createSessionStore>[0];
+    tables: Parameters<typeof internal.createSessionStore>[1];
+  },
+  user: { id: string; username: string },
+  command: string,
+): Promise<number> {
+  const { settings, db, tables } = project;
+  const store = internal.createSessionStore(db, tables, internal.authTables(settings, db.dialect).session);
+  const ended = await store.end(user.id, new Date());
+  const { record } = internal.createStandaloneActivityLog(db, settings);
+  for (const row of ended) {
+    if (!row.impersonatorId || !row.live || !record) continue;
+    await record({
+      userId: user.id,
+      username: user.username,
+      impersonatorId: row.impersonatorId,
+      method: 'CLI',
+      path: command,
+      statusCode: 200,
+      description: 'impersonation ended by revocation',
+    });
+  }
+  return ended.length;
+}
+
 const when = (value: Date) => value.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> = {
@@ -59,8 +92,12 @@ export const sessionsCommand: CommandModule<{ baseDir?: string }, SessionsArgs> 
         if (!argv.yes && !(await confirm(question))) {
           throw new CliError('no session ended: not confirmed (use --yes to skip the question)');
         }
-        const ended = await store.revoke(found.id, new Date());
-        process.stdout.write(`ended ${ended.length} session(s) of '${found.username}'\n`);
+        const ended = await endSessionsByCommand(
+          project,
+          found,
+          `svc users sessions ${found.username} --revoke-all`,
+        );
+        process.stdout.write(`ended ${ended} session(s) of '${found.username}'\n`);
         if (argv.includeTokens) {
           // SPEC-3 §7 rule 2: the same deletion as the admin route's `includeTokens=true`.
           const tokens = internal.createPersonalTokenStore(

@@ -5,7 +5,7 @@ import { openAuthProject, type loadProjectSettings } from '../project.js';
 import { closePrompts, confirm, promptNewPassword } from '../prompts.js';
 import { inviteCommand, moduleTables, resetLinkCommand, resetMfaCommand } from './users-accounts.js';
 import { formatTable, normaliseEmail } from './users-format.js';
-import { sessionsCommand } from './users-sessions.js';
+import { endSessionsByCommand, sessionsCommand } from './users-sessions.js';
 // SPEC-3 section 1: social login
 import { identitiesCommand } from './users-identities.js';
 
@@ -50,7 +50,23 @@ async function withProject<T>(argv: GlobalArgs, fn: (project: UserProject) => Pr
 // ---------------------------------------------------------------------------------------------------------------
 // Rules shared by the commands
 
-function managerOf(project: UserProject) {
+/** The logger of a command's own lines (stderr), at the project's level. */
+function commandLog(project: UserProject) {
+  return internal.createLogger(
+    {
+      level: internal.effectiveLogLevel(project.settings),
+      format: project.settings.log_format,
+      stream: process.stderr,
+    },
+    'svc',
+  );
+}
+
+/** `events`: the standalone sink of a command that tells the hosts (`svc users delete`), when there is one. */
+function managerOf(
+  project: UserProject,
+  events?: Awaited<ReturnType<typeof internal.createStandaloneEventSink>>,
+) {
   // SPEC-3 §7 rule 4: a change of email or a deactivation ends the user's links, as on the server.
   const links = internal.createAccountStore(
     project.db,
@@ -63,7 +79,12 @@ function managerOf(project: UserProject) {
     project.settings,
     moduleTables<internal.WebhookTables>(project, 'webhooks'),
   );
-  const orgs = internal.createOrganizationManager({ db: project.db, settings: project.settings, webhooks });
+  const orgs = internal.createOrganizationManager({
+    db: project.db,
+    settings: project.settings,
+    webhooks,
+    ...(events ? { events } : {}),
+  });
   return internal.createUserManager({
     db: project.db,
     tables: project.tables,
@@ -75,6 +96,11 @@ function managerOf(project: UserProject) {
       if (change === 'deactivated') await orgs.service.endInvitationsOf(userId);
     },
     webhooks,
+    // SPEC-2 "Sessions" and SPEC-3 §4: a new password or a deactivation ends the sessions as on the server,
+    // an impersonation among them recorded as ended by revocation.
+    endSessions: async (user) => {
+      await endSessionsByCommand(project, user, `svc users update ${user.username}`);
+    },
     // SPEC-3 §2/§3: the memberships' events and the invitations ended, in the deletion's transaction.
     beforeDelete: (tx, userId) => orgs.service.beforeUserDeleted(tx, userId),
     // SPEC-3 §4: demoting or deactivating a superuser ends their impersonations, recorded in the activity
@@ -102,15 +128,7 @@ function managerOf(project: UserProject) {
         ...(record ? { record } : {}),
       });
       if (ended.length === 0) return;
-      const log = internal.createLogger(
-        {
-          level: internal.effectiveLogLevel(project.settings),
-          format: project.settings.log_format,
-          stream: process.stderr,
-        },
-        'svc',
-      );
-      const events = await internal.createStandaloneEventSink(project.settings, log);
+      const events = await internal.createStandaloneEventSink(project.settings, commandLog(project));
       if (!events) return;
       try {
         for (const row of ended) {
@@ -344,7 +362,14 @@ const deleteCommand: CommandModule<GlobalArgs, DeleteArgs> = {
           throw new CliError(
             `not deleted: '${username}' is the only owner of ${stranded.map((s) => `'${s}'`).join(', ')}, which has other members (svc orgs set-role makes another owner)`,
           );
-        await manager.remove(username);
+        // SPEC-3 §2: each removed membership is told to the member and superusers, as on the server, through
+        // the shared cache's event bus when there is one (docs/organizations.md).
+        const events = await internal.createStandaloneEventSink(project.settings, commandLog(project));
+        try {
+          await managerOf(project, events).remove(username);
+        } finally {
+          await events?.close();
+        }
         process.stdout.write(`deleted user '${username}'\n`);
       }),
     ),

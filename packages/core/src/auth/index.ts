@@ -32,6 +32,7 @@ export const authModule = defineModule({
       settings,
       sessions: sessionStore,
       userExists: async (userId) => (await store.userById(userId)) !== undefined,
+      usernameOf: async (userId) => (await store.userById(userId))?.username ?? null,
       ports,
       now,
     });

@@ -124,6 +124,13 @@ export function sessionWrites(db: Database, session: SessionTable) {
   return { create: createStatement, touch: touchStatement, purge: purgeStatement };
 }
 
+/** A session a revocation ended (SPEC-3 §4: an impersonation's superuser; `live`: not expired at the end). */
+export interface EndedSession {
+  id: string;
+  impersonatorId: string | null;
+  live: boolean;
+}
+
 /**
  * Every query on the session table (STYLE "A feature is one folder"). A session's id is its login's refresh
  * family, so ending a session is marking its row revoked and deleting its refresh records.
@@ -146,6 +153,50 @@ export function createSessionStore(
     deleteUntilGone(db.dialect, () =>
       orm.delete(refreshToken).where(where).returning({ jti: refreshToken.jti }),
     );
+
+  /** See `end` in the returned store. */
+  async function end(
+    userId: string,
+    at: Date,
+    which: { only?: string; except?: string } = {},
+    record?: (tx: Orm, ids: string[]) => Promise<void>,
+  ): Promise<EndedSession[]> {
+    const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
+    if (which.only !== undefined) conditions.push(eq(session.id, which.only));
+    if (which.except !== undefined) conditions.push(ne(session.id, which.except));
+    const mark = (tx: Orm) =>
+      tx
+        .update(session)
+        .set({ revokedAt: at })
+        .where(and(...conditions))
+        .returning({
+          id: session.id,
+          impersonatorId: session.impersonatorId,
+          expiresAt: session.expiresAt,
+        });
+    // SPEC-3 §3: `record` (the webhook outbox) runs in the transaction that marks the sessions revoked.
+    const rows = record
+      ? await db.transaction(async (tx) => {
+          const marked = await mark(tx);
+          if (marked.length > 0)
+            await record(
+              tx,
+              marked.map((row) => row.id),
+            );
+          return marked;
+        })
+      : await mark(orm);
+    const ids = rows.map((row) => row.id);
+    // All of them: logins from before sessions existed (refresh records without a session row) end too.
+    const all = which.only === undefined && which.except === undefined;
+    if (all) await deleteRefresh(eq(refreshToken.userId, userId));
+    else if (ids.length > 0) await deleteRefresh(inArray(refreshToken.family, ids));
+    return rows.map((row) => ({
+      id: row.id,
+      impersonatorId: row.impersonatorId,
+      live: row.expiresAt === null || row.expiresAt > at,
+    }));
+  }
 
   return {
     /**
@@ -230,28 +281,6 @@ export function createSessionStore(
     },
 
     /**
-     * The user's impersonation sessions not yet ended (SPEC-3 §4), with their superusers: what a revocation of
-     * several sessions (`revoke-others`, the admin's revoke-all) ends besides the logins.
-     */
-    async impersonationsOf(userId: string): Promise<{ id: string; impersonatorId: string }[]> {
-      const rows = await orm
-        .select({ id: session.id, impersonatorId: session.impersonatorId })
-        .from(session)
-        .where(and(eq(session.userId, userId), isNotNull(session.impersonatorId), isNull(session.revokedAt)));
-      return rows.map((row) => ({ id: row.id, impersonatorId: row.impersonatorId! }));
-    },
-
-    /** The impersonator of a live session, or null (a login's session, revoked, or unknown). */
-    async impersonatorOf(id: string): Promise<string | null> {
-      const [row] = await orm
-        .select({ impersonatorId: session.impersonatorId })
-        .from(session)
-        .where(eq(session.id, id))
-        .limit(1);
-      return row?.impersonatorId ?? null;
-    },
-
-    /**
      * Ends sessions of `userId`: all of them, only `only`, or all but `except`. Marked revoked first (the
      * guard refuses their access tokens from then on), then their refresh records go. Returns the ids that
      * were active and are ended now.
@@ -262,34 +291,15 @@ export function createSessionStore(
       which: { only?: string; except?: string } = {},
       record?: (tx: Orm, ids: string[]) => Promise<void>,
     ): Promise<string[]> {
-      const conditions = [eq(session.userId, userId), isNull(session.revokedAt)];
-      if (which.only !== undefined) conditions.push(eq(session.id, which.only));
-      if (which.except !== undefined) conditions.push(ne(session.id, which.except));
-      const mark = (tx: Orm) =>
-        tx
-          .update(session)
-          .set({ revokedAt: at })
-          .where(and(...conditions))
-          .returning({ id: session.id });
-      // SPEC-3 §3: `record` (the webhook outbox) runs in the transaction that marks the sessions revoked.
-      const rows = record
-        ? await db.transaction(async (tx) => {
-            const marked = await mark(tx);
-            if (marked.length > 0)
-              await record(
-                tx,
-                marked.map((row) => row.id),
-              );
-            return marked;
-          })
-        : await mark(orm);
-      const ids = rows.map((row) => row.id);
-      // All of them: logins from before sessions existed (refresh records without a session row) end too.
-      const all = which.only === undefined && which.except === undefined;
-      if (all) await deleteRefresh(eq(refreshToken.userId, userId));
-      else if (ids.length > 0) await deleteRefresh(inArray(refreshToken.family, ids));
-      return ids;
+      return (await end(userId, at, which, record)).map((row) => row.id);
     },
+
+    /**
+     * {@link revoke}, answering the sessions it ended with what SPEC-3 §4 tells of them: the superuser of an
+     * impersonation session, and whether it was still live (not expired). The statement that marks a session
+     * is the only one to return it, so of concurrent revocations one reports each end.
+     */
+    end,
 
     /** Whether session `id` belongs to `userId` and is not revoked. */
     async isActive(id: string, userId: string): Promise<boolean> {

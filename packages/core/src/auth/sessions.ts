@@ -2,14 +2,14 @@ import type { Settings } from '../kernel/config/schema.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid } from '../kernel/identity.js';
 import type { ModulePorts } from '../kernel/module.js';
-import { currentClient } from '../kernel/log/context.js';
+import { currentClient, currentRoute } from '../kernel/log/context.js';
 import { sanitizeText } from '../kernel/sanitize.js';
 import {
   SESSION_IP_MAX_LENGTH,
   SESSION_PURGE_MARGIN_MS,
   SESSION_USER_AGENT_MAX_LENGTH,
 } from './constants.js';
-import type { LoginSession, SessionClient, SessionRow, SessionStore } from './session-store.js';
+import type { EndedSession, LoginSession, SessionClient, SessionRow, SessionStore } from './session-store.js';
 
 /** A session as `GET /auth/sessions` shows it (SPEC-2 "Sessions"). */
 export interface SessionView {
@@ -28,8 +28,13 @@ export interface SessionServiceDeps {
   sessions: SessionStore;
   /** Whether a user exists (the admin routes answer 404 `user.not_found` otherwise). */
   userExists(userId: string): Promise<boolean>;
-  /** The event sink; the personal tokens' revoker for a revocation that includes them. */
-  ports: ModulePorts<never, never, 'personalTokenRevoker'>;
+  /** The username of a user id (an activity entry's `username`), null when gone. */
+  usernameOf(userId: string): Promise<string | null>;
+  /**
+   * The event sink; the personal tokens' revoker for a revocation that includes them; the activity log's
+   * writer (SPEC-3 §4: an impersonation ended along with every session of its user).
+   */
+  ports: ModulePorts<never, never, 'personalTokenRevoker' | 'activity'>;
   now: () => Date;
 }
 
@@ -86,9 +91,12 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   /** Ends sessions with their `session.revoked` webhook events in the same transaction (SPEC-3 §3). */
-  function revokeRecorded(userId: string, which: { only?: string; except?: string } = {}): Promise<string[]> {
+  function revokeRecorded(
+    userId: string,
+    which: { only?: string; except?: string } = {},
+  ): Promise<EndedSession[]> {
     const webhooks = ports.get('webhooks');
-    return sessions.revoke(
+    return sessions.end(
       userId,
       now(),
       which,
@@ -101,31 +109,67 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   /**
+   * SPEC-3 §4: the impersonations among the sessions just ended (live ones: an expired impersonation ended by
+   * its expiry, which is not recorded), each told to superusers with `impersonation_ended`. Only the statement
+   * that marked a session returns it (session-store.ts `end`), so each end is told once. Their superusers.
+   */
+  function impersonationsEnded(userId: string, rows: EndedSession[]): string[] {
+    const impersonators: string[] = [];
+    for (const row of rows) {
+      if (!row.impersonatorId || !row.live) continue;
+      ports.get('events').emit('impersonation_ended', { userId, impersonatorId: row.impersonatorId });
+      impersonators.push(row.impersonatorId);
+    }
+    return impersonators;
+  }
+
+  /**
+   * SPEC-3 §4: impersonations ended by a request that ended every session of their user for another reason
+   * (a password change, a deactivation, a logout of every login) are recorded by an entry of their own, as
+   * the end by the superuser's demotion is: the user, the superuser as `impersonator_id`, the request's method
+   * and path. (The session routes, whose very action is the revocation, describe their own entry instead.)
+   */
+  async function recordImpersonationEnds(userId: string, impersonators: string[]): Promise<void> {
+    const activity = ports.find('activity');
+    if (impersonators.length === 0 || !activity?.record) return;
+    const route = currentRoute() ?? { method: 'CLI', path: 'svc' };
+    const username = await deps.usernameOf(userId);
+    for (const impersonatorId of impersonators) {
+      await activity.record({
+        userId,
+        username,
+        impersonatorId,
+        method: route.method,
+        path: route.path,
+        statusCode: 200,
+        description: 'impersonation ended by revocation',
+      });
+    }
+  }
+
+  /**
    * Ends several sessions of the user (all, or all but one); true when impersonation sessions were among them,
    * whose ends are told as a single revocation's are (SPEC-3 §4: revoking the session ends it).
    */
   async function revokeSeveral(userId: string, which: { except?: string }): Promise<boolean> {
-    const impersonations = await sessions.impersonationsOf(userId);
-    const ids = await revokeRecorded(userId, which);
-    ended(userId, ids);
-    let any = false;
-    for (const row of impersonations) {
-      if (!ids.includes(row.id)) continue;
-      ports.get('events').emit('impersonation_ended', { userId, impersonatorId: row.impersonatorId });
-      any = true;
-    }
-    return any;
+    const rows = await revokeRecorded(userId, which);
+    ended(
+      userId,
+      rows.map((row) => row.id),
+    );
+    return impersonationsEnded(userId, rows).length > 0;
   }
 
   /** Ends one session; the superuser's id when it was an impersonation (SPEC-3 §4), else null. */
   async function revokeOne(userId: string, sessionId: string): Promise<string | null> {
     // SPEC-3 §4: revoking an impersonation session ends the impersonation (its event names the superuser).
-    const impersonatorId = isUuid(sessionId) ? await sessions.impersonatorOf(sessionId) : null;
-    const ids = isUuid(sessionId) ? await revokeRecorded(userId, { only: sessionId }) : [];
-    if (ids.length === 0) throw new SvcError('auth.session_not_found');
-    ended(userId, ids);
-    if (impersonatorId) ports.get('events').emit('impersonation_ended', { userId, impersonatorId });
-    return impersonatorId;
+    const rows = isUuid(sessionId) ? await revokeRecorded(userId, { only: sessionId }) : [];
+    if (rows.length === 0) throw new SvcError('auth.session_not_found');
+    ended(
+      userId,
+      rows.map((row) => row.id),
+    );
+    return impersonationsEnded(userId, rows)[0] ?? null;
   }
 
   return {
@@ -149,15 +193,20 @@ export function createSessionService(deps: SessionServiceDeps) {
     touch(id: string, userId: string, at: Date): Promise<boolean> {
       return sessions.touch(id, userId, at, sessionClient());
     },
-    /** Ends sessions by the rules of {@link createSessionService}; `notify` false for password changes and
-     * deactivations, whose own notice closes every socket of the user. */
+    /**
+     * Ends sessions by the rules of {@link createSessionService}; `notify` false for password changes and
+     * deactivations, whose own notice closes every socket of the user. An impersonation among them ends with
+     * its event and its own activity entry (SPEC-3 §4; `recordImpersonationEnds`).
+     */
     async revoke(
       userId: string,
       which: { only?: string; except?: string } = {},
       notify = true,
     ): Promise<string[]> {
-      const ids = notify ? await revokeRecorded(userId, which) : await sessions.revoke(userId, now(), which);
+      const rows = notify ? await revokeRecorded(userId, which) : await sessions.end(userId, now(), which);
+      const ids = rows.map((row) => row.id);
       if (notify) ended(userId, ids);
+      await recordImpersonationEnds(userId, impersonationsEnded(userId, rows));
       return ids;
     },
 

@@ -477,8 +477,11 @@ export interface OrganizationAccess {
   /**
    * Runs in the transaction of a user's deletion, before the user row goes: records `organization.member_removed`
    * for each membership the cascade takes (SPEC-3 §3) and ends the invitations as {@link endInvitationsOf}.
+   * Resolves with the function to call once the deletion has committed: it emits the
+   * `organization_membership_changed` (role null) of each removed membership (SPEC-3 §2); a rolled-back or
+   * refused deletion never calls it.
    */
-  beforeUserDeleted(tx: Orm, userId: string): Promise<void>;
+  beforeUserDeleted(tx: Orm, userId: string): Promise<() => void>;
 }
 
 // SPEC-3 §3 Webhooks: the outbox port.

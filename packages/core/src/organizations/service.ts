@@ -416,19 +416,24 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     /**
      * In the transaction of a user's deletion, before the user row goes (SPEC-3 §2 "Deleting a user deletes
      * their memberships"): one `organization.member_removed` per membership the cascade takes (SPEC-3 §3, with
-     * the role the member had), and the end of the invitations to the address and by the user.
+     * the role the member had), and the end of the invitations to the address and by the user. The memberships
+     * are read once (one query, whatever their number); the returned function, called once the deletion has
+     * committed, emits `organization_membership_changed` with role null for each of them (SPEC-3 §2: the member
+     * and superusers), as a removal or a leaving does.
      */
-    async beforeUserDeleted(tx: Orm, userId: string): Promise<void> {
+    async beforeUserDeleted(tx: Orm, userId: string): Promise<() => void> {
+      const memberships = await store.membershipsOf(userId, tx);
       const outbox = deps.webhooks();
-      if (outbox.enabled) {
-        const memberships = await store.membershipsOf(userId, tx);
+      if (outbox.enabled && memberships.length > 0)
         await outbox.recordEach(
           tx,
           'organization.member_removed',
           memberships.map(({ role, ...organization }) => ({ organization, userId, role })),
         );
-      }
       await store.endInvitationsOf(userId, tx);
+      return () => {
+        for (const { id } of memberships) emit(id, userId, null);
+      };
     },
     /** SPEC-3 §2: deleting an account must not leave an organization with members and no owner. */
     async assertUserRemovable(userId: string, loc: (string | number)[]) {

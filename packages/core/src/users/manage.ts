@@ -80,10 +80,17 @@ export interface UserManagerDeps {
     cause: 'demotion' | 'deactivation',
   ): Promise<void>;
   /**
-   * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
-   * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens.
+   * Ends the user's sessions after a new password or a deactivation (SPEC "Authentication" 8, SPEC-2
+   * "Sessions"), recording the end of an impersonation among them (SPEC-3 §4); `svc users update` gives it.
+   * Without it only the refresh records go (in the update's transaction).
    */
-  beforeDelete?(tx: Orm, userId: string): Promise<void>;
+  endSessions?(user: { id: string; username: string }): Promise<void>;
+  /**
+   * Runs in the deletion's transaction before the user row goes (`svc users delete`: the organizations'
+   * `beforeUserDeleted`, SPEC-3 §2/§3). Without it nothing else happens. A function it resolves with is
+   * called once the deletion has committed (the memberships' live events, SPEC-3 §2).
+   */
+  beforeDelete?(tx: Orm, userId: string): Promise<void | (() => void)>;
 }
 
 /**
@@ -213,6 +220,7 @@ export function createUserManager(deps: UserManagerDeps) {
             });
         }
       });
+      if (endLogins) await deps.endSessions?.(current);
       // SPEC-3 §7 rule 4: the links sent before the change end with it.
       if (changes.email !== undefined) await deps.endLinks?.(current.id, 'email_changed');
       const deactivated = current.isActive && changes.isActive === false;
@@ -226,10 +234,12 @@ export function createUserManager(deps: UserManagerDeps) {
     /** Deletes the user; groups, permissions, settings, MFA data and refresh records go through the FK cascades. */
     async remove(username: string): Promise<void> {
       const found = await find(username);
+      const committed: { announce?: () => void } = {};
       const rows = found
         ? await db.transaction(async (tx) => {
             if (await isLastActiveSuperuser(tx, db.dialect, user, found.id)) throw lastSuperuser(username);
-            await deps.beforeDelete?.(tx, found.id);
+            const after = await deps.beforeDelete?.(tx, found.id);
+            if (typeof after === 'function') committed.announce = after;
             const deleted = await tx
               .delete(user)
               .where(eq(user.id, found.id))
@@ -241,6 +251,7 @@ export function createUserManager(deps: UserManagerDeps) {
         : [];
       if (rows.length === 0)
         throw new UserManagementError('user_not_found', `user '${username}' does not exist`);
+      committed.announce?.();
     },
 
     /** Users by username; `filter` is a case-insensitive substring of username or email. */

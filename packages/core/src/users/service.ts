@@ -82,15 +82,23 @@ export function createUserService(deps: UserServiceDeps) {
     const webhooks = deps.webhooks();
     // SPEC-3 §3: `user.deleted` is stored in the deletion's transaction, and so are the organization
     // memberships' `organization.member_removed` (read before the cascade takes them).
+    let announceMemberships: (() => void) | undefined;
     const outcome = await store.delete(
       userId,
       webhooks.enabled
         ? (tx, row) => webhooks.record(tx, 'user.deleted', { id: row.id, username: row.username })
         : undefined,
-      organizations ? (tx) => organizations.beforeUserDeleted(tx, userId) : undefined,
+      organizations
+        ? async (tx) => {
+            announceMemberships = await organizations.beforeUserDeleted(tx, userId);
+          }
+        : undefined,
     );
     if ('lastSuperuser' in outcome) throw new SvcError('user.last_superuser', { loc });
     if ('notFound' in outcome) return false;
+    // SPEC-3 §2: each removed membership is announced once the deletion committed, before the user's own
+    // sockets close (the member is part of the audience).
+    announceMemberships?.();
     deps.events().userChanged(userId, 'deleted');
     return true;
   }

@@ -294,7 +294,7 @@ export function createUserStore(
     async delete(
       id: string,
       record?: (tx: Orm, row: { id: string; username: string }) => Promise<void>,
-      before?: (tx: Orm) => Promise<void>,
+      before?: (tx: Orm) => Promise<unknown>,
     ): Promise<GuardedOutcome<true>> {
       return db.transaction(async (tx) => {
         if (await isLastActiveSuperuser(tx, db.dialect, user, id)) return { lastSuperuser: true as const };

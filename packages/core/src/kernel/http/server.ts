@@ -383,7 +383,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       }
     });
     const client = () => ({ ip: clientAddress(req), userAgent: req.headers['user-agent'] ?? '' });
-    requestContext.run({ requestId, client }, beforeRoute, req, res, next);
+    // The activity log's form of the request (recordOf above): the path without its query string.
+    const route = () => ({ method: req.method, path: req.originalUrl.split('?')[0]! });
+    requestContext.run({ requestId, client, route }, beforeRoute, req, res, next);
   });
 
   for (const compiled of routes) {

@@ -8,6 +8,18 @@ export interface RequestContext {
    * whichever route completes it (password, MFA step, invitation).
    */
   client?: () => RequestClient;
+  /**
+   * The method and path (no query string) of the request, as its activity entry names them: for an entry a
+   * request writes about something else than its own action (SPEC-3 §4: an impersonation its revocation of
+   * every session ended).
+   */
+  route?: () => RequestRoute;
+}
+
+/** The method and path of a request (the activity log's `method` and `path`). */
+export interface RequestRoute {
+  method: string;
+  path: string;
 }
 
 /** Who sent the request (SPEC-2 "Sessions": `ip` and `userAgent`). */
@@ -26,6 +38,11 @@ export function currentRequestId(): string {
 /** The client of the current request; empty fields outside a request (the CLI, a timer). */
 export function currentClient(): RequestClient {
   return requestContext.getStore()?.client?.() ?? { ip: '', userAgent: '' };
+}
+
+/** The method and path of the current request; undefined outside a request (the CLI, a timer). */
+export function currentRoute(): RequestRoute | undefined {
+  return requestContext.getStore()?.route?.();
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
