@@ -2048,7 +2048,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a user's passkey
-     * @description The effect of the owner’s `DELETE /auth/passkeys/{id}`. 404 `user.not_found` for an unknown user, `auth.passkey_not_found` for a passkey not theirs; 400 `auth.last_login_method` as for the owner.
+     * @description The effect of the owner’s `DELETE /auth/passkeys/{id}`. 404 `user.not_found` for an unknown user, `auth.passkey_not_found` for a passkey not theirs.
      */
     delete: {
       parameters: {
@@ -4017,7 +4017,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a passkey
-     * @description 404 `auth.passkey_not_found` for an unknown id or another user’s passkey; 400 `auth.last_login_method` for the last passkey of an account without password or identity.
+     * @description 404 `auth.passkey_not_found` for an unknown id or another user’s passkey.
      */
     delete: {
       parameters: {

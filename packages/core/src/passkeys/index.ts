@@ -21,7 +21,7 @@ export const passkeysModule = defineModule({
   requires: ['loginGuard', 'tokens'],
   uses: ['rateLimiter', 'browserSessions'],
   setup({ settings, authDb, cache, log, ports, tables, coreTables }) {
-    const store = createPasskeyStore(authDb, settings, tables, coreTables);
+    const store = createPasskeyStore(authDb, tables, coreTables);
     // SPEC-2 "Passkeys": the account export lists the passkeys without keys, enabled or not.
     const accountExport = {
       passkeys: async (userId: string) => (await store.list(userId)).map(toPasskeyOut),

@@ -54,14 +54,8 @@ export function createRegistration(deps: RegistrationDeps) {
   const notFound = () => new SvcError('auth.passkey_not_found');
   // SPEC-3 §7 rule 1: at most `passkeys_max_per_user` passkeys, refused at both registration routes.
   const limit = () => new SvcError('auth.passkey_limit', { params: { max: deps.maxPerUser } });
-  /**
-   * SPEC-3 section 1: not the last way to log in of an account without a password (400
-   * `auth.last_login_method`), checked and deleted under the user's lock (store.ts `removeUnlessLast`).
-   */
   const remove = async (userId: string, id: string) => {
-    const outcome = isUuid(id) ? await store.removeUnlessLast(userId, id) : 'not_found';
-    if (outcome === 'not_found') throw notFound();
-    if (outcome === 'last') throw new SvcError('auth.last_login_method', { loc: ['path', 'id'] });
+    if (!isUuid(id) || !(await store.remove(userId, id))) throw notFound();
   };
   /** The stored id of the user a path names, or 404 `user.not_found` (SPEC "Errors": admin lookups). */
   const existingUser = async (userId: string) => {

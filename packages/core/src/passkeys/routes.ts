@@ -73,9 +73,7 @@ export function createPasskeysRouter(registration: Registration): Router {
     '/:id',
     {
       summary: 'Delete a passkey',
-      description:
-        '404 `auth.passkey_not_found` for an unknown id or another user’s passkey; 400 ' +
-        '`auth.last_login_method` for the last passkey of an account without password or identity.',
+      description: '404 `auth.passkey_not_found` for an unknown id or another user’s passkey.',
       params: PasskeyIdParams,
       status: 204,
       logAs: 'deleted passkey {id}',
@@ -113,7 +111,7 @@ export function createPasskeyAdminRouter(registration: Registration): Router {
       summary: "Delete a user's passkey",
       description:
         'The effect of the owner’s `DELETE /auth/passkeys/{id}`. 404 `user.not_found` for an unknown user, ' +
-        '`auth.passkey_not_found` for a passkey not theirs; 400 `auth.last_login_method` as for the owner.',
+        '`auth.passkey_not_found` for a passkey not theirs.',
       params: UserPasskeyParams,
       status: 204,
       logAs: 'deleted passkey {id} of user {user_id}',

@@ -1,7 +1,5 @@
 import { and, asc, count, eq, inArray, lt } from 'drizzle-orm';
-import type { Settings } from '../kernel/config/schema.js';
 import type { Database } from '../kernel/db/database.js';
-import { lockSignInMethods } from '../kernel/db/sign-in-methods.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { toAuthUser } from '../kernel/identity.js';
 import type { AuthUser } from '../kernel/ports.js';
@@ -10,12 +8,7 @@ import type { PasskeyTables } from './tables.js';
 export type PasskeyRow = PasskeyTables['passkey']['$inferSelect'];
 
 /** Every query on the passkey table (and the reads of the core user table a passkey login needs). */
-export function createPasskeyStore(
-  db: Database,
-  settings: Settings,
-  tables: PasskeyTables,
-  core: Pick<CoreTables, 'user'>,
-) {
+export function createPasskeyStore(db: Database, tables: PasskeyTables, core: Pick<CoreTables, 'user'>) {
   const { passkey: k } = tables;
   const u = core.user;
   const orm = db.orm;
@@ -62,30 +55,6 @@ export function createPasskeyStore(
         .where(and(eq(k.id, id), eq(k.userId, userId)))
         .returning({ id: k.id });
       return rows.length === 1;
-    },
-
-    /**
-     * Deletes the user's passkey unless the account would be left without a way to log in (SPEC-3 section 1:
-     * no usable password, no identity, no other passkey): the check and the deletion in one transaction under
-     * the user's lock, the one an identity's unlink takes too (kernel/db/sign-in-methods.ts), so a passkey
-     * deletion and an unlink sent together never both pass. `'removed'`, `'not_found'` or `'last'`.
-     */
-    async removeUnlessLast(userId: string, id: string): Promise<'removed' | 'not_found' | 'last'> {
-      return db.transaction(async (tx) => {
-        const methods = await lockSignInMethods(db, tx, settings, u, userId);
-        if (!methods) return 'not_found';
-        const [mine] = await tx
-          .select({ id: k.id })
-          .from(k)
-          .where(and(eq(k.id, id), eq(k.userId, userId)));
-        if (!mine) return 'not_found';
-        if (!methods.hasPassword && methods.identities === 0 && methods.passkeys <= 1) return 'last';
-        const rows = await tx
-          .delete(k)
-          .where(and(eq(k.id, id), eq(k.userId, userId)))
-          .returning({ id: k.id });
-        return rows.length === 1 ? 'removed' : 'not_found';
-      });
     },
 
     /**

@@ -3,7 +3,7 @@ import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { tableName, type Settings } from '../kernel/config/schema.js';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { lockSignInMethods, type SignInMethods } from '../kernel/db/sign-in-methods.js';
+import { allIn, forUpdate } from '../kernel/db/sql.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { sameEmail } from '../kernel/identity.js';
 import type { SocialLoginTables } from './tables.js';
@@ -140,26 +140,35 @@ export function createSocialLoginStore(
 
     /**
      * Deletes the user's identity unless `keeps` says the account would be left without a way to log in
-     * (SPEC-3 section 1 `auth.last_login_method`): the check and the deletion in one transaction that first
-     * takes the user's lock (kernel/db/sign-in-methods.ts, the lock a passkey's deletion takes too), so two
-     * deletions of the last two ways in (identities or passkeys) cannot both pass the check. The deleted row,
-     * `'not_found'` or `'last'`.
+     * (SPEC-3 section 1 `auth.last_login_method`): the check and the deletion in one transaction that locks the
+     * user's row first (PostgreSQL `FOR UPDATE`; SQLite transactions are serialised), so two unlinks of the
+     * last two identities cannot both pass the check. The deleted row, `'not_found'` or `'last'`.
      */
     async removeUnlessLast(
       userId: string,
       id: string,
-      keeps: (methods: SignInMethods) => boolean,
+      keeps: (facts: { passwordHash: string | null; identities: number; passkeys: number }) => boolean,
       record?: RecordIn<IdentityRow>,
     ): Promise<IdentityRow | 'not_found' | 'last'> {
       return db.transaction(async (tx) => {
-        const methods = await lockSignInMethods(db, tx, settings, u, userId);
-        if (!methods) return 'not_found';
-        const [mine] = await tx
-          .select({ id: i.id })
-          .from(i)
-          .where(and(eq(i.id, id), eq(i.userId, userId)));
-        if (!mine) return 'not_found';
-        if (!keeps(methods)) return 'last';
+        const [owner] = await forUpdate(
+          db.dialect,
+          tx.select({ passwordHash: u.passwordHash }).from(u).where(eq(u.id, userId)),
+        );
+        if (!owner) return 'not_found';
+        const identities = await tx.select({ id: i.id }).from(i).where(eq(i.userId, userId));
+        if (!identities.some((row) => row.id === id)) return 'not_found';
+        const [passkeys] = await allIn<{ n: number | string }>(
+          tx,
+          db.dialect,
+          sql`select count(*) as n from ${sql.identifier(passkeyTable)} where user_id = ${userId}`,
+        );
+        const facts = {
+          passwordHash: owner.passwordHash,
+          identities: identities.length,
+          passkeys: Number(passkeys?.n ?? 0),
+        };
+        if (!keeps(facts)) return 'last';
         const [row] = await tx
           .delete(i)
           .where(and(eq(i.id, id), eq(i.userId, userId)))
