@@ -117,8 +117,10 @@ export interface ListenOptions {
   /** Express `trust proxy`: `--proxy-headers` with `--forwarded-allow-ips`. @default 'loopback' */
   trustProxy?: boolean | string | string[];
   /**
-   * On `close()`, how long the server keeps answering (with `Connection: close`) before it stops accepting,
-   * so clients reusing idle keep-alive sockets get answers instead of resets. @default 1000
+   * On `close()`, how long at most the server keeps answering on the connections it had accepted (with
+   * `Connection: close`) before it closes what is left idle, so clients reusing idle keep-alive sockets get
+   * answers instead of resets. It ends sooner once every connection has closed. @default 5500 (the 5 s idle
+   * timeout and a margin)
    */
   drainWindowMs?: number;
   /** Whether this process starts the UDP listeners. @default true outside cluster workers, worker 1 inside */
@@ -168,8 +170,16 @@ const noEvents: EventSink = {
 const noWebhooks: WebhookOutbox = DISABLED_WEBHOOK_OUTBOX;
 
 const SHUTDOWN_GRACE_MS = 10_000;
-/** How long a stopping server still answers (with `Connection: close`) before it stops accepting. */
-const DRAIN_WINDOW_MS = 1_000;
+/** How long an idle keep-alive connection stays open (Node's `keepAliveTimeout`). */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * How long a stopping server goes on answering, with `Connection: close`, on the connections it had accepted:
+ * until each is closed, at most svc's own idle timeout and a margin. An idle connection is left to its client
+ * (a proxy's upstream `keepalive_timeout`, below svc's 5 s: docs/deployment.md) or to that timeout, as while
+ * running: a connection closed sooner could be one the proxy is writing a request to at that moment (a POST
+ * it cannot send elsewhere: 502).
+ */
+const DRAIN_WINDOW_MS = KEEP_ALIVE_TIMEOUT_MS + 500;
 
 /**
  * Creates the application: core modules (auth, users, permissions, settings, MFA, audit, events, health,
@@ -331,7 +341,7 @@ export function createApp(options: AppOptions = {}): App {
       setTrustProxy(listenOptions.trustProxy ?? 'loopback');
       const host = listenOptions.host ?? rt.settings.host;
       const port = listenOptions.port ?? rt.settings.port;
-      server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+      server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => {
         // While draining, every answer closes its connection (see stopServer).
         if (draining) res.shouldKeepAlive = false;
         rt.handler(req, res);
@@ -443,10 +453,10 @@ function gatherAccountExport(
  * Graceful stop. It stops accepting first: a new connection is refused (ECONNREFUSED), which a client knows
  * never carried its request, instead of sitting in the accept backlog and being reset when the listener
  * closes (a reset after the request was sent leaves the client unable to tell whether a write happened).
- * The connections already accepted keep being served for a short window, every answer with
- * `Connection: close`, so a client that reuses an idle keep-alive socket gets an answer instead of a reset;
- * then what is still idle is closed, and requests in progress get a grace period before everything left is
- * cut. `http.Server#close` is not used when draining: since Node 19 it also destroys every connection
+ * The connections already accepted keep being served, every answer with `Connection: close`, until each has
+ * closed or the drain window ({@link DRAIN_WINDOW_MS}) is over, so a client that reuses an idle keep-alive
+ * socket gets an answer instead of a reset; then what is still idle is closed, and requests in progress get a
+ * grace period before everything left is cut. `http.Server#close` is not used when draining: since Node 19 it also destroys every connection
  * without a request in progress, including one just accepted whose request has not been read yet.
  */
 async function stopServer(server: Server, drainWindowMs: number): Promise<void> {
