@@ -4,6 +4,29 @@ import type { SessionStore } from './session-store.js';
 // The end of impersonations outside the app (`svc users`), apart from the impersonation routes in
 // impersonation.ts: a user command loads neither routers nor route compilation (packages/cli start-imports test).
 
+/**
+ * The activity entry of an impersonation's end (SPEC-3 §4), whatever ended it: the impersonated user as the
+ * user, the superuser as `impersonator_id`, the request (or command) that ended it as method and path, and why.
+ */
+export function impersonationEndEntry(end: {
+  userId: string;
+  username: string | null;
+  impersonatorId: string;
+  method: string;
+  path: string;
+  why: string;
+}): ActivityEntry {
+  return {
+    userId: end.userId,
+    username: end.username,
+    impersonatorId: end.impersonatorId,
+    method: end.method,
+    path: end.path,
+    statusCode: 200,
+    description: `impersonation ended by ${end.why}`,
+  };
+}
+
 /** What ended a superuser's impersonations (SPEC-3 §4): their demotion or their deactivation. */
 export type ImpersonationEndCause = 'demotion' | 'deactivation';
 
@@ -26,15 +49,16 @@ export async function endImpersonationsByCommand(input: {
   const rows = await input.sessions.revokeImpersonationsBy(input.superuserId, new Date());
   if (input.record) {
     for (const row of rows) {
-      await input.record({
-        userId: row.userId,
-        username: await input.usernameOf(row.userId),
-        impersonatorId: input.superuserId,
-        method: 'CLI',
-        path: input.command,
-        statusCode: 200,
-        description: `impersonation ended by the superuser's ${input.cause}`,
-      });
+      await input.record(
+        impersonationEndEntry({
+          userId: row.userId,
+          username: await input.usernameOf(row.userId),
+          impersonatorId: input.superuserId,
+          method: 'CLI',
+          path: input.command,
+          why: `the superuser's ${input.cause}`,
+        }),
+      );
     }
   }
   return rows;

@@ -7,7 +7,7 @@ import type { ModulePorts } from '../kernel/module.js';
 import type { AuthUser } from '../kernel/ports.js';
 import { apiBase } from '../kernel/routes.js';
 import { defineRouter, type Router } from '../kernel/router.js';
-import type { ImpersonationEndCause } from './impersonation-end.js';
+import { impersonationEndEntry, type ImpersonationEndCause } from './impersonation-end.js';
 import type { SessionStore } from './session-store.js';
 import { sessionClient } from './sessions.js';
 import type { AuthStore } from './store.js';
@@ -109,15 +109,16 @@ export function createImpersonation(deps: ImpersonationDeps) {
         // user, the superuser as `impersonator_id` (the demoting request's own entry names whoever demoted).
         if (activity?.record) {
           const target = await store.userById(row.userId);
-          await activity.record({
-            userId: row.userId,
-            username: target?.username ?? null,
-            impersonatorId: superuserId,
-            method: 'PATCH',
-            path: `${apiBase(settings)}/admin/user/${superuserId}`,
-            statusCode: 200,
-            description: `impersonation ended by the superuser's ${source.cause}`,
-          });
+          await activity.record(
+            impersonationEndEntry({
+              userId: row.userId,
+              username: target?.username ?? null,
+              impersonatorId: superuserId,
+              method: 'PATCH',
+              path: `${apiBase(settings)}/admin/user/${superuserId}`,
+              why: `the superuser's ${source.cause}`,
+            }),
+          );
         }
       }
     },

@@ -3,6 +3,7 @@ import { SvcError } from '../kernel/errors/svc-error.js';
 import { isUuid } from '../kernel/identity.js';
 import type { ModulePorts } from '../kernel/module.js';
 import { currentClient, currentRoute } from '../kernel/log/context.js';
+import { impersonationEndEntry } from './impersonation-end.js';
 import { sanitizeText } from '../kernel/sanitize.js';
 import {
   SESSION_IP_MAX_LENGTH,
@@ -135,15 +136,9 @@ export function createSessionService(deps: SessionServiceDeps) {
     const route = currentRoute() ?? { method: 'CLI', path: 'svc' };
     const username = await deps.usernameOf(userId);
     for (const impersonatorId of impersonators) {
-      await activity.record({
-        userId,
-        username,
-        impersonatorId,
-        method: route.method,
-        path: route.path,
-        statusCode: 200,
-        description: 'impersonation ended by revocation',
-      });
+      await activity.record(
+        impersonationEndEntry({ userId, username, impersonatorId, ...route, why: 'revocation' }),
+      );
     }
   }
 
