@@ -547,6 +547,18 @@ export interface WebhookOutbox {
    * (a permission renamed, a group deleted).
    */
   recordEach<K extends WebhookEventType>(tx: Orm, type: K, data: readonly WebhookEvents[K][]): Promise<void>;
+  /**
+   * On PostgreSQL while on (absent otherwise): `change`, a data-modifying statement with `RETURNING`, and the
+   * event in one statement, on `orm` outside a transaction. The event is stored only when `change` returns a
+   * row; resolves with those rows as the driver gives them (stored column names). For a change that needs no
+   * transaction but for its event: it saves the transaction's round trips (docs/performance.md "Webhooks").
+   */
+  recordWith?<K extends WebhookEventType>(
+    orm: Orm,
+    change: SQL,
+    type: K,
+    data: WebhookEvents[K],
+  ): Promise<Record<string, unknown>[]>;
 }
 
 /** The outbox while `webhooks_enabled` is false (SPEC-3 §3), and of a process given none: records nothing. */

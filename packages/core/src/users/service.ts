@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
@@ -186,9 +187,20 @@ export function createUserService(deps: UserServiceDeps) {
               }
             }
           : undefined;
+      // The common admin edit (a profile field or flag, no password) on PostgreSQL: the update and its
+      // `user.updated` in one statement, the event's data built from the row as read and the changes.
+      const recordWith = webhooks.recordWith;
+      const together =
+        recordWith && profileChanged && changes.passwordHash === undefined
+          ? {
+              expected: current,
+              run: (orm: Orm, change: SQL) =>
+                recordWith(orm, change, 'user.updated', toUserOut({ ...current, ...changes })),
+            }
+          : undefined;
       let outcome: GuardedOutcome<StoredUser>;
       try {
-        outcome = await store.update(current.id, changes, record);
+        outcome = await store.update(current.id, changes, record, together);
       } catch (error) {
         // Two admins racing for one address: the unique index answers, reported like the check above.
         if (changes.email && mapDatabaseError(error)?.code === 'db.conflict') {

@@ -1,4 +1,4 @@
-import { and, eq, getTableName, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, getTableColumns, getTableName, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
@@ -22,6 +22,16 @@ const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as con
 
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
+
+/**
+ * A user's update and its webhook event in one statement (PostgreSQL; `WebhookOutbox.recordWith`): `run`
+ * wraps the update's statement with the event's; `expected` is the row the event's data was built from, and
+ * the update applies only while the row still holds it.
+ */
+export interface UpdateTogether {
+  expected: StoredUser;
+  run: (orm: Orm, change: SQL) => Promise<Record<string, unknown>[]>;
+}
 /** Columns the admin routes may change. */
 export type UserChanges = Partial<
   Pick<
@@ -109,6 +119,15 @@ export function createUserStore(
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
   const reads = createLongReads(db);
   const searchTable = `${name}_search`;
+  const columns = Object.entries(getTableColumns(user));
+  /** A row as the driver returns it from hand-written SQL (stored column names), mapped as drizzle maps one. */
+  const storedUserOf = (raw: Record<string, unknown>) =>
+    Object.fromEntries(
+      columns.map(([key, column]) => {
+        const value = raw[column.name];
+        return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
+      }),
+    ) as StoredUser;
 
   /**
    * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
@@ -272,11 +291,41 @@ export function createUserStore(
       id: string,
       changes: UserChanges,
       record?: (tx: Orm, row: StoredUser) => Promise<void>,
+      together?: UpdateTogether,
     ): Promise<GuardedOutcome<StoredUser>> {
       const found = (row: StoredUser | undefined) => (row ? { done: row } : { notFound: true as const });
       if (Object.keys(changes).length === 0) return found(await this.findById(id));
       if (!removesSuperuserPower(changes) && !record) {
         return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
+      }
+      if (together && db.dialect === 'pg' && !removesSuperuserPower(changes)) {
+        // One statement instead of a transaction (docs/performance.md "Webhooks"): the update, only while the
+        // row still shows what the caller read (the event's data was built from it and the changes), and its
+        // event with it.
+        const e = together.expected;
+        const same = (column: SQLWrapper & Parameters<typeof eq>[0], value: unknown) =>
+          value === null ? isNull(column) : eq(column, value);
+        const change = orm
+          .update(user)
+          .set(changes)
+          .where(
+            and(
+              eq(user.id, id),
+              eq(user.username, e.username),
+              same(user.email, e.email),
+              eq(user.firstName, e.firstName),
+              eq(user.lastName, e.lastName),
+              eq(user.isActive, e.isActive),
+              eq(user.isStaff, e.isStaff),
+              eq(user.isSuperuser, e.isSuperuser),
+              same(user.emailVerifiedAt, e.emailVerifiedAt),
+              same(user.lastLoginAt, e.lastLoginAt),
+            ),
+          )
+          .returning();
+        const [raw] = await together.run(orm, change.getSQL());
+        if (raw) return { done: storedUserOf(raw) };
+        // Changed since it was read (or gone): the transaction below, with the row as it is by then.
       }
       return db.transaction(async (tx) => {
         if (removesSuperuserPower(changes) && (await isLastActiveSuperuser(tx, db.dialect, user, id)))

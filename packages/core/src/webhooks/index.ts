@@ -29,7 +29,7 @@ export const webhooksModule = defineModule({
     if (!settings.webhooks_enabled) return {};
     const now = () => new Date();
     const store = createWebhookStore(authDb, tables);
-    ports.provide('webhooks', createWebhookOutbox(store, now));
+    ports.provide('webhooks', createWebhookOutbox(store, now, authDb.dialect));
     const service = createWebhookService({ settings, store, now });
     const worker = createWebhookWorker({
       settings,

@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Settings } from '../kernel/config/schema.js';
 import type { Database, Orm } from '../kernel/db/database.js';
 import {
@@ -13,9 +14,19 @@ import type { WebhookTables } from './tables.js';
  * The `webhooks` port while `webhooks_enabled` (SPEC-3 §3 "an outbox"): the event is written with the
  * caller's transaction, so it commits or rolls back with the change it reports; the workers deliver it later.
  */
-export function createWebhookOutbox(store: WebhookStore, now: () => Date): WebhookOutbox {
+export function createWebhookOutbox(
+  store: WebhookStore,
+  now: () => Date,
+  dialect: Database['dialect'],
+): WebhookOutbox {
   return {
     enabled: true,
+    ...(dialect === 'pg'
+      ? {
+          recordWith: <K extends WebhookEventType>(orm: Orm, change: SQL, type: K, data: WebhookEvents[K]) =>
+            store.recordWith(orm, change, type, data, now()),
+        }
+      : {}),
     async record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void> {
       await store.record(tx, type, data, now());
     },
@@ -39,5 +50,5 @@ export function createStandaloneWebhookOutbox(
   tables: WebhookTables,
 ): WebhookOutbox {
   if (!settings.webhooks_enabled) return DISABLED_WEBHOOK_OUTBOX;
-  return createWebhookOutbox(createWebhookStore(db, tables), () => new Date());
+  return createWebhookOutbox(createWebhookStore(db, tables), () => new Date(), db.dialect);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, inArray, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import { allIn, columnName as column } from '../kernel/db/sql.js';
 import { ALL_EVENTS, INSERT_CHUNK } from './constants.js';
@@ -182,6 +182,30 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
     where ${d.id} = s.id and ${d.leasedBy} = s.claim and ${d.status} = 'pending'`;
   };
 
+  /**
+   * PostgreSQL's outbox rows of one event as common table expressions (`subscribed`, `event`, `outbox`): the
+   * enabled endpoints subscribed to `type`, the event when there is one (and, with `gate`, only when that CTE
+   * has a row), a pending delivery per endpoint. Data-modifying CTEs must be at a statement's top level, so
+   * the caller writes the `with`.
+   */
+  const outboxCtes = (type: string, data: unknown, now: Date, gate?: SQL) => {
+    const id = randomUUID();
+    const at = now.toISOString();
+    const ctes = sql`subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
+      event as (
+        insert into ${ev} (${column(ev.id)}, ${column(ev.type)}, ${column(ev.data)}, ${column(ev.createdAt)})
+        select ${id}::uuid, ${type}, ${JSON.stringify(data)}, ${at}::timestamptz
+        where exists (select 1 from subscribed)${gate ? sql` and exists (select 1 from ${gate})` : sql``}
+        returning ${ev.id} as id),
+      outbox as (
+        insert into ${d} (${column(d.eventId)}, ${column(d.endpointId)}, ${column(d.status)},
+          ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.createdAt)})
+        select event.id, subscribed.id, 'pending', 0, ${at}::timestamptz, ${at}::timestamptz
+        from event cross join subscribed
+        returning ${column(d.eventId)} as id)`;
+    return { id, ctes };
+  };
+
   return {
     /**
      * The outbox (SPEC-3 §3): in the caller's transaction, the event for every enabled endpoint subscribed to
@@ -192,30 +216,36 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         // One statement, one round trip (docs/performance.md "Webhooks"): the change's transaction often holds
         // a row lock (a PATCH of a user holds the user's row) until it commits, so every round trip added
         // before the commit lengthens the time other writers of that row wait.
-        const id = randomUUID();
-        const at = now.toISOString();
-        const rows = await allIn<{ id: string }>(
-          tx,
-          'pg',
-          sql`with subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
-            event as (
-              insert into ${ev} (${column(ev.id)}, ${column(ev.type)}, ${column(ev.data)}, ${column(ev.createdAt)})
-              select ${id}::uuid, ${type}, ${JSON.stringify(data)}, ${at}::timestamptz
-              where exists (select 1 from subscribed)
-              returning ${ev.id} as id)
-            insert into ${d} (${column(d.eventId)}, ${column(d.endpointId)}, ${column(d.status)},
-              ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.createdAt)})
-            select event.id, subscribed.id, 'pending', 0, ${at}::timestamptz, ${at}::timestamptz
-            from event cross join subscribed
-            returning ${column(d.eventId)} as id`,
-        );
-        return rows.length > 0 ? id : null;
+        const outbox = outboxCtes(type, data, now);
+        const rows = await allIn<{ id: string }>(tx, 'pg', sql`with ${outbox.ctes} select id from outbox`);
+        return rows.length > 0 ? outbox.id : null;
       }
       const subscribed = await subscribers(tx, type);
       if (subscribed.length === 0) return null;
       return insertEvent(tx, type, data, subscribed, now);
     },
 
+    /**
+     * PostgreSQL: `change` (an UPDATE, INSERT or DELETE with RETURNING) and the event, in one statement outside
+     * any transaction: the event is stored only when `change` returns a row, and commits with it (a statement is
+     * atomic). The rows `change` returned, as the driver gives them (stored column names). What a transaction of
+     * the change and {@link record} would do, without its three extra round trips (BEGIN, the outbox statement,
+     * COMMIT) while the change's row lock is held (docs/performance.md "Webhooks").
+     */
+    async recordWith(
+      orm: Orm,
+      change: SQL,
+      type: string,
+      data: unknown,
+      now: Date,
+    ): Promise<Record<string, unknown>[]> {
+      if (db.dialect !== 'pg') throw new Error('recordWith is PostgreSQL only');
+      return allIn<Record<string, unknown>>(
+        orm,
+        'pg',
+        sql`with changed as (${change}), ${outboxCtes(type, data, now, sql`changed`).ctes} select * from changed`,
+      );
+    },
     /**
      * Many events of one type in the caller's transaction: one read of the endpoints, then multi-row inserts
      * of {@link INSERT_CHUNK} rows (a change reaching 10,000 users costs a few dozen statements, not 30,000).

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, type SQL } from 'drizzle-orm';
 import { enrolTotp } from '../../../../testing/mfa.js';
 import { eventually } from '../../../../testing/smtp.js';
 import {
@@ -541,6 +541,91 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       expect(await eventsAbout(gina.id)).toEqual(['user.updated']);
       const event = await eventFor('user.updated', gina.id);
       expect(event.json.data.firstName).toBe('Committed');
+      await store.close();
+    });
+
+    it('an admin edit stores the user as GET shows it, in one statement on PostgreSQL, nothing when it fails', async () => {
+      const rt = app.app.runtime;
+      const { core } = tables();
+      const outbox = rt.ports.get('webhooks');
+      // The one-statement path exists where it saves round trips (PostgreSQL); SQLite's transaction is local.
+      expect(outbox.recordWith !== undefined).toBe(database.dialect === 'pg');
+      const hana = await app.createUser({ username: 'ev_hana', email: 'hana@example.com' });
+      expect((await admin.patch(`/api/admin/user/${hana.id}`, { lastName: 'Edited', isStaff: true })).status).toBe(
+        200,
+      );
+      const shown = (await admin.get(`/api/admin/user/${hana.id}`)).body.data;
+      expect((await eventFor('user.updated', hana.id)).json.data).toEqual(shown);
+
+      // The row as read matches the guard (timestamps included): PostgreSQL takes the one statement, without
+      // the transaction's `record`; SQLite the transaction.
+      const store = createUserStore(rt.authDb, core.user);
+      const [read] = await rt.authDb.orm.select().from(core.user).where(eq(core.user.id, hana.id));
+      await rt.authDb.orm
+        .update(core.user)
+        .set({ lastLoginAt: new Date('2026-01-01T00:00:00.123Z'), emailVerifiedAt: new Date() })
+        .where(eq(core.user.id, hana.id));
+      const [row] = await rt.authDb.orm.select().from(core.user).where(eq(core.user.id, hana.id));
+      expect(row!.lastLoginAt).not.toEqual(read!.lastLoginAt);
+      let transactionRecorded = 0;
+      const direct = await store.update(
+        hana.id,
+        { firstName: 'Direct' },
+        async (tx, updated) => {
+          transactionRecorded++;
+          await outbox.record(tx, 'user.updated', toUserOut(updated));
+        },
+        {
+          expected: row!,
+          run: (orm, change) =>
+            outbox.recordWith!(orm, change, 'user.updated', toUserOut({ ...row!, firstName: 'Direct' })),
+        },
+      );
+      expect(direct).toMatchObject({ done: { firstName: 'Direct' } });
+      expect(transactionRecorded).toBe(database.dialect === 'pg' ? 0 : 1);
+      expect(await eventsAbout(hana.id)).toEqual(['user.updated', 'user.updated']);
+      const [afterDirect] = await rt.authDb.orm.select().from(core.user).where(eq(core.user.id, hana.id));
+
+      // A change the database refuses (an address another user holds) stores neither the change nor its event.
+      await app.createUser({ username: 'ev_ida', email: 'ida@example.com' });
+      const run = (orm: Orm, change: SQL) =>
+        outbox.recordWith
+          ? outbox.recordWith(orm, change, 'user.updated', toUserOut({ ...afterDirect!, email: 'ida@example.com' }))
+          : Promise.resolve([]);
+      await expect(
+        store.update(hana.id, { email: 'ida@example.com' }, undefined, { expected: afterDirect!, run }),
+      ).rejects.toThrow();
+      expect(await eventsAbout(hana.id)).toEqual(['user.updated', 'user.updated']);
+
+      // The row changed since it was read (a login stamped lastLoginAt): the event is built from the row as it
+      // is, not from the stale one.
+      const stale = { ...afterDirect!, lastLoginAt: null };
+      await rt.authDb.orm
+        .update(core.user)
+        .set({ lastLoginAt: new Date('2026-01-02T03:04:05.678Z') })
+        .where(eq(core.user.id, hana.id));
+      const changes = { firstName: 'Fresh' };
+      const outcome = await store.update(
+        hana.id,
+        changes,
+        (tx, updated) => outbox.record(tx, 'user.updated', toUserOut(updated)),
+        {
+          expected: stale,
+          run: (orm, change) =>
+            outbox.recordWith
+              ? outbox.recordWith(orm, change, 'user.updated', toUserOut({ ...stale, ...changes }))
+              : Promise.resolve([]),
+        },
+      );
+      expect(outcome).toMatchObject({ done: { firstName: 'Fresh' } });
+      await eventually(() =>
+        receiver.at('/all').some((r) => r.json?.type === 'user.updated' && r.json.data.firstName === 'Fresh'),
+      );
+      const fresh = receiver
+        .at('/all')
+        .find((r) => r.json?.type === 'user.updated' && r.json.data.firstName === 'Fresh')!;
+      expect(fresh.json.data.lastLoginAt).toBe('2026-01-02T03:04:05.678Z');
+      expect(await eventsAbout(hana.id)).toEqual(['user.updated', 'user.updated', 'user.updated']);
       await store.close();
     });
   });
