@@ -2,7 +2,8 @@
 // docs/performance.md "Benchmark suite": the load generator, in its own process (forked by bench/lib/http.mjs) so that autocannon's work is
 // never counted on the server's event loop. It runs one job at a time and sends its figures back.
 //
-// A job: { url, method, connections, seconds, body?, bodies?, amount?, contentType?, headers?, tokens?, chain? }
+// A job: { url, method, connections, seconds, body?, bodies?, amount?, rate?, contentType?, headers?, tokens?, chain? }
+//   rate:   requests a second over all connections (autocannon's overallRate); none: as fast as answered;
 //   headers: extra request headers (a cookie, the `Origin` a browser sends);
 //   bodies: request bodies, one per request in rotation;
 //   paths:  request paths, one per request in rotation (with `bodies`: the writes spread over several rows);
@@ -76,6 +77,9 @@ process.on('message', async (job) => {
       connections: job.connections,
       duration: job.seconds,
       ...(job.amount ? { amount: job.amount } : {}),
+      // A fixed arrival rate over all connections (requests a second) instead of each connection's next
+      // request as soon as its last is answered.
+      ...(job.rate ? { overallRate: job.rate } : {}),
       requests: requestsOf(job),
     });
     process.send({
