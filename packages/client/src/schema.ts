@@ -96,7 +96,7 @@ export interface paths {
     };
     /**
      * List activity log entries
-     * @description Paginated, newest first by default. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `impersonatorId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none). `after`: the id of the last entry of the page before (keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 past the page means more.
+     * @description Paginated, newest first by default. Filters: `orderBy` (default `-timestamp`), `search` (username and path, case-insensitive), `userId`, `impersonatorId`, `method`, `statusCode`, `dateFrom` and `dateTo` (inclusive; ISO 8601), `pathContains`, `excludePaths` (comma-separated; absent: `activity_log_exclude_paths`; empty: none). `after`: the id of the last entry of the page before (keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 past the page means more. On PostgreSQL a count that takes over 150 ms stops: `total` is then one more than the page's end after a full page (more may follow), the page's end after a short one.
      */
     get: {
       parameters: {

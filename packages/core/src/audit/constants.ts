@@ -42,3 +42,12 @@ export const PURGE_BATCH_SIZE = 5_000;
  * (docs/activity-log.md "Large logs"): one more than that means "more than this".
  */
 export const TOTAL_COUNT_BOUND = 10_000;
+
+/**
+ * PostgreSQL: each bounded count of `GET /admin/audit/logs` runs under a statement timeout of this many
+ * milliseconds; past it, `total` says only what the page tells (docs/activity-log.md "Large logs": one more
+ * than the entries up to the page's end when the page is full). A count that finds few matches in a large log
+ * walks many rows (up to seconds at ten million entries) where the page itself takes milliseconds; the
+ * budget keeps every list call within the console's 300 ms (docs/performance.md).
+ */
+export const COUNT_BUDGET_MS = 150;

@@ -22,7 +22,8 @@ export function createAuditRouter(service: ActivityService) {
       description:
         `Paginated, newest first by default. ${FILTERS} \`after\`: the id of the last entry of the page before ` +
         '(keyset continuation, for deep pages). `total` is exact up to 10,000 entries past the page; 10,001 ' +
-        'past the page means more.',
+        'past the page means more. On PostgreSQL a count that takes over 150 ms stops: `total` is then one ' +
+        "more than the page's end after a full page (more may follow), the page's end after a short one.",
       query: ActivityLogQuery,
       response: ActivityPage,
     },

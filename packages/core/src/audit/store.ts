@@ -73,6 +73,12 @@ export interface ActivityListOptions {
   after?: number;
   /** Count the matches up to this many (`total` is then at most this); absent: no count. */
   countUpTo?: number;
+  /**
+   * PostgreSQL: each count runs under a statement timeout of this many milliseconds; past it, `total` is what
+   * the page tells (one more than the entries up to its end when it is full, more may follow). Absent, and on
+   * SQLite: the count runs to its bound.
+   */
+  countBudgetMs?: number;
 }
 
 /**
@@ -426,6 +432,9 @@ export function createActivityStore(
   const readRows = (query: { toSQL(): { sql: string; params: unknown[] } } & PromiseLike<StoredActivity[]>) =>
     reads.rows<StoredActivity>(table, query);
   const readNumber = (query: SQL) => reads.number(query);
+  /** A count: on PostgreSQL within `budgetMs` when given (undefined past it); otherwise to its end. */
+  const readCount = (query: SQL, budgetMs: number | undefined) =>
+    budgetMs === undefined ? reads.number(query) : reads.numberWithin(query, budgetMs);
 
   return {
     /** Builds the text index when missing: at start-up (file database: also on first use). */
@@ -549,16 +558,23 @@ export function createActivityStore(
               .limit(options.limit)
               .offset(options.offset);
       const bound = options.countUpTo;
+      // Undefined: PostgreSQL stopped the count at its time budget (docs/activity-log.md "Large logs").
       const countUpTo = (matching: SQL | undefined, upTo: number) =>
-        readNumber(
+        readCount(
           byPath
             ? sql`select count(*) from (${perPath(byPath, matching, sql`1`, undefined, upTo)} limit ${upTo}) as bounded`
             : sql`select count(*) from (select 1 from ${table} ${matching ? sql`where ${matching}` : sql``} limit ${upTo}) as bounded`,
+          options.countBudgetMs,
         );
+      // A count over its budget: what the page tells. A full page: one more than its end (more may follow,
+      // `pages` offers the next page, as past the bound); a short page ends the matches; an empty page past
+      // the end: the matches end before it.
+      const untold = (rows: StoredActivity[]) =>
+        options.offset + rows.length + (rows.length === options.limit ? 1 : 0);
       if (bound === undefined) return { rows: await readRows(rowsQuery), total: 0 };
       if (options.after !== undefined) {
         const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
-        return { rows, total };
+        return { rows, total: total ?? untold(rows) };
       }
       // The page first, then only what it cannot tell: a page that ends short ends the matches (exact, no
       // count); after a full page, what follows its last row up to the bound (keyset: no second walk of the
@@ -569,15 +585,19 @@ export function createActivityStore(
       // id, a heap read per entry); the same figure.
       if (byPath) {
         const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
-        return { rows, total };
+        return { rows, total: total ?? untold(rows) };
       }
       const rows = await readRows(rowsQuery);
       const seen = options.offset + rows.length;
       if (rows.length === 0)
-        return { rows, total: options.offset === 0 ? 0 : await countUpTo(condition, bound) };
+        return {
+          rows,
+          total: options.offset === 0 ? 0 : ((await countUpTo(condition, bound)) ?? untold(rows)),
+        };
       if (rows.length < options.limit) return { rows, total: seen };
       const beyond = afterCondition(keys, sortValues(keys, rows.at(-1)!), options.descending);
-      return { rows, total: seen + (await countUpTo(and(condition, beyond), bound - seen)) };
+      const following = await countUpTo(and(condition, beyond), bound - seen);
+      return { rows, total: following === undefined ? untold(rows) : seen + following };
     },
 
     /** The last `limit` entries, newest first. */

@@ -32,6 +32,13 @@ export interface Database {
   /** Rows of a raw query. */
   all<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /**
+   * PostgreSQL only: the rows of a read-only query run under a statement timeout of `ms` (its own
+   * transaction, `SET LOCAL statement_timeout`), or undefined when the server cancelled it for that timeout
+   * (57014 query_canceled), which is then no fault of the database ({@link Database.ping}). Any other error
+   * is thrown. Absent on SQLite: better-sqlite3 cannot interrupt a statement.
+   */
+  allWithin?<T = Record<string, unknown>>(query: SQL, ms: number): Promise<T[] | undefined>;
+  /**
    * Runs `fn` in a transaction. On SQLite transactions are serialised in-process and `fn` must only await
    * queries of `tx` (no hashing or network inside), so nothing else interleaves.
    */
@@ -418,6 +425,10 @@ export const PG_NO_ANSWER_MARGIN_MS = 1_000;
 
 type PgSql = ReturnType<typeof postgres>;
 
+/** SQLSTATE of a statement the server cancelled: `statement_timeout` or a cancel request. */
+const QUERY_CANCELED = '57014';
+const isQueryCanceled = (error: unknown) => (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
+
 /** The parts of a postgres-js query the client-side bound uses. */
 interface PgQuery extends Promise<unknown> {
   /** Set when the query is handed to a connection; null while it waits for one. */
@@ -535,6 +546,43 @@ function openPostgres(options: OpenDatabaseOptions): Database {
   const bound = options.server
     ? boundStatements(client, statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS, faults.note)
     : client;
+  /**
+   * A connection of its own for `allWithin`, its statements under the same client-side bound as the others',
+   * waited for no longer than a statement waits for one. A statement cancelled for the short timeout it asked
+   * for is an answer there, not a fault of the database (the readiness probe stays ready).
+   */
+  async function reserveBounded(): Promise<{ sql: PgSql; release(): void }> {
+    const reserving = client.reserve();
+    if (!options.server) {
+      const reserved = await reserving;
+      return { sql: reserved, release: () => reserved.release() };
+    }
+    const boundMs = statementTimeoutMs + PG_NO_ANSWER_MARGIN_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(noAnswerError(boundMs)), boundMs);
+    });
+    try {
+      const reserved = await Promise.race([reserving, gaveUp]);
+      const noteUnlessCancelled = (error: unknown) => {
+        if (!isQueryCanceled(error)) faults.note(error);
+      };
+      return {
+        sql: boundStatements(reserved, boundMs, noteUnlessCancelled),
+        release: () => reserved.release(),
+      };
+    } catch (error) {
+      // A connection that comes after all goes back to the pool unused.
+      reserving.then(
+        (late) => late.release(),
+        () => undefined,
+      );
+      faults.note(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   const pgOrm = drizzlePg({
     client: bound,
     logger: s.dbdebug ? drizzleLogger(options.log) : false,
@@ -567,6 +615,33 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       logStatement?.(text, params);
       const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
       return [...(await unsafe(text, params, { prepare: true }))];
+    },
+    async allWithin<T>(query: SQL, ms: number) {
+      const { sql: text, params } = compileSql('pg', query);
+      logStatement?.(text, params);
+      // Its own transaction, so that the timeout ends with it (SET LOCAL) whatever becomes of the query. The
+      // three messages go out at once on one connection (pipelined): one round trip, as the query alone.
+      // After a cancelled query the COMMIT rolls back. statement_timeout 0 would mean none: at least 1 ms.
+      const timeout = `set local statement_timeout = ${Math.max(1, Math.ceil(ms))}`;
+      const reserved = await reserveBounded();
+      try {
+        const [begun, answer, ended] = await Promise.allSettled([
+          reserved.sql.unsafe(`begin; ${timeout}`),
+          reserved.sql.unsafe<T[]>(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }),
+          reserved.sql.unsafe('commit'),
+        ]);
+        if (begun.status === 'rejected') throw begun.reason;
+        if (answer.status === 'rejected') {
+          if (isQueryCanceled(answer.reason)) return undefined;
+          throw answer.reason;
+        }
+        if (ended.status === 'rejected') throw ended.reason;
+        return [...answer.value] as T[];
+      } finally {
+        // Every statement of the transaction is sent (COMMIT included): whatever the pool sends on this
+        // connection next comes after it.
+        reserved.release();
+      }
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
       return pgOrm.transaction((tx) => fn(sameShape<Orm>(tx)));

@@ -5,7 +5,12 @@ import { buildAuthSchema } from '../../app/auth-schema.js';
 import { SettingsSchema } from '../config/schema.js';
 import { mapDatabaseError, NO_ANSWER_CODE } from '../errors/format.js';
 import { createLogger } from '../log/logger.js';
-import { describeEachDatabase } from '../../testing/each.js';
+import {
+  createPostgresDatabase,
+  describeEachDatabase,
+  reportSkipped,
+  TEST_POSTGRES_URL,
+} from '../../testing/each.js';
 import { openDatabase, sqlitePath, type Database } from './database.js';
 import { coreTables, type CoreTables } from './tables.js';
 
@@ -192,5 +197,38 @@ describe('database faults', () => {
     const error = Object.assign(new Error('driver error'), { code });
     expect(mapDatabaseError(error)?.code).toBe('db.unavailable');
     expect(mapDatabaseError(new Error('wrapped', { cause: error }))?.code).toBe('db.unavailable');
+  });
+});
+
+// docs/activity-log.md "Large logs": the bounded counts of the activity log run within a time budget.
+describe('a PostgreSQL read within a time budget', () => {
+  if (!TEST_POSTGRES_URL) {
+    reportSkipped('a PostgreSQL read within a time budget', 'SVC_TEST_POSTGRES_URL is not set');
+    return;
+  }
+  let created: { url: string; drop(): Promise<void> };
+  let db: Database;
+  beforeAll(async () => {
+    created = await createPostgresDatabase();
+    // One connection: the statements after the budgeted ones run where those ran.
+    const settings = SettingsSchema.parse({ db_pool_size: 1, db_max_overflow: 0 });
+    db = openDatabase({ url: created.url, settings, log, server: true });
+  });
+  afterAll(async () => {
+    await db.close();
+    await created.drop();
+  });
+
+  it('answers undefined for a query its budget stopped, throws any other error, and leaves the connection as it was', async () => {
+    const within = db.allWithin!.bind(db);
+    expect(await within(sql`select 1 as n`, 1_000)).toEqual([{ n: 1 }]);
+    expect(await within(sql`select pg_sleep(2)`, 20)).toBeUndefined();
+    await expect(within(sql`select 1 / ${0}::int as n`, 1_000)).rejects.toMatchObject({ code: '22012' });
+    expect(await within(sql`select 2 as n`, 1_000)).toEqual([{ n: 2 }]);
+    // SET LOCAL ended with each transaction: the connection has the server's bound again, and no transaction.
+    expect(await db.all(sql`show statement_timeout`)).toEqual([{ statement_timeout: '10s' }]);
+    expect(await db.all(sql`select now() = statement_timestamp() as outside`)).toEqual([{ outside: true }]);
+    // A query stopped by the budget it asked for is no fault of the database: the probe stays ready.
+    expect(await db.ping(3_000)).toBe(true);
   });
 });

@@ -177,6 +177,14 @@ function mapRow<T>(fields: Record<string, Column>, raw: unknown[]): T {
  */
 export function createLongReads(db: Database) {
   const reader = acquireSqliteReader(db);
+  async function number(query: SQL): Promise<number> {
+    if (reader) {
+      const [row] = await reader.all(compileSqlite(db, query));
+      return Number(row?.[0] ?? 0);
+    }
+    const [row] = await db.all<Record<string, unknown>>(query);
+    return Number(Object.values(row ?? {})[0] ?? 0);
+  }
   return {
     async rows<T>(table: Table, query: { toSQL(): CompiledQuery } & PromiseLike<T[]>): Promise<T[]> {
       if (!reader) return await query;
@@ -184,13 +192,16 @@ export function createLongReads(db: Database) {
       const raw = await reader.all(query.toSQL());
       return raw.map((r) => mapRow<T>(fields, r));
     },
-    async number(query: SQL): Promise<number> {
-      if (reader) {
-        const [row] = await reader.all(compileSqlite(db, query));
-        return Number(row?.[0] ?? 0);
-      }
-      const [row] = await db.all<Record<string, unknown>>(query);
-      return Number(Object.values(row ?? {})[0] ?? 0);
+    number,
+    /**
+     * `number` within a time budget of `ms`: undefined when PostgreSQL cancelled the query for it
+     * (`Database.allWithin`). SQLite has no budget (better-sqlite3 cannot interrupt a statement): the query
+     * runs to its end, on the read worker of a file database, so the event loop never waits for it.
+     */
+    async numberWithin(query: SQL, ms: number): Promise<number | undefined> {
+      if (reader || !db.allWithin) return number(query);
+      const rows = await db.allWithin<Record<string, unknown>>(query, ms);
+      return rows && Number(Object.values(rows[0] ?? {})[0] ?? 0);
     },
     async release(): Promise<void> {
       await reader?.release();
