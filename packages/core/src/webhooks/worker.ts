@@ -5,6 +5,7 @@ import { attemptDelivery, type AttemptOutcome } from './attempt.js';
 import { createConnectionPool } from './connections.js';
 import {
   CLAIM_BATCH,
+  CLAIM_GATHER_MS,
   LEASE_MARGIN_MS,
   MAX_IN_FLIGHT,
   POLL_INTERVAL_MS,
@@ -45,8 +46,8 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; da
 }
 
 /**
- * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every half second, and at once
- * after a full batch or when a slot frees under a backlog, it claims due deliveries with a lease and attempts them in the background, at most
+ * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every half second, at once
+ * after a full batch, and soon after slots free under a backlog, it claims due deliveries with a lease and attempts them in the background, at most
  * {@link MAX_IN_FLIGHT} at a time, on kept-alive connections per receiver (connections.ts). Finished attempts
  * are settled together: within {@link SETTLE_DELAY_MS} or once {@link SETTLE_BATCH} are waiting, one statement
  * writes them all, each still only while its claim holds. Requests never wait for it: they only write the
@@ -58,6 +59,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const timeoutMs = settings.webhook_timeout_seconds * 1000;
   const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
+  /** When the scheduled poll runs (Infinity while none is scheduled or one is running). */
+  let timerDue = Infinity;
   let stopped = true;
   let lastPurge = 0;
   let polling: Promise<void> | undefined;
@@ -193,8 +196,10 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         inFlight.add(running);
         void running.finally(() => {
           inFlight.delete(running);
-          // Under a backlog the worker claims again as soon as a slot frees, not at the next interval.
-          if (backlog && !pollingNow) schedule(0);
+          // Under a backlog the worker claims again soon after slots free, not at the next interval: at once
+          // when half a batch is free, else after the others freeing meanwhile (CLAIM_GATHER_MS).
+          if (backlog && !pollingNow)
+            scheduleWithin(MAX_IN_FLIGHT - inFlight.size >= CLAIM_BATCH / 2 ? 0 : CLAIM_GATHER_MS);
         });
       }
     }
@@ -206,11 +211,18 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     return full;
   }
 
+  /** Polls within `ms`: keeps a poll already due sooner. */
+  function scheduleWithin(ms: number): void {
+    if (Date.now() + ms < timerDue) schedule(ms);
+  }
+
   function schedule(ms: number): void {
     if (stopped) return;
     clearTimeout(timer);
     pollingNow = ms === 0;
+    timerDue = Date.now() + ms;
     timer = setTimeout(() => {
+      timerDue = Infinity;
       pollingNow = true;
       polling = poll().then(
         (full) => {
