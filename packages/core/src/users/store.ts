@@ -1,4 +1,15 @@
-import { and, eq, getTableColumns, getTableName, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import {
+  and,
+  eq,
+  getTableColumns,
+  getTableName,
+  isNull,
+  ne,
+  or,
+  sql,
+  type SQL,
+  type SQLWrapper,
+} from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
@@ -22,6 +33,19 @@ const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as con
 
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
+
+/** The stored fields a user's public shape shows that a change may touch (`toUserOut`; the id and creation time never change). */
+const SHOWN_FIELDS = [
+  'username',
+  'email',
+  'firstName',
+  'lastName',
+  'isActive',
+  'isStaff',
+  'isSuperuser',
+  'emailVerifiedAt',
+  'lastLoginAt',
+] as const satisfies readonly (keyof StoredUser)[];
 
 /**
  * A user's update and its webhook event in one statement (PostgreSQL; `WebhookOutbox.recordWith`): `run`
@@ -302,26 +326,15 @@ export function createUserStore(
         // One statement instead of a transaction (docs/performance.md "Webhooks"): the update, only while the
         // row still shows what the caller read (the event's data was built from it and the changes), and its
         // event with it.
-        const e = together.expected;
-        const same = (column: SQLWrapper & Parameters<typeof eq>[0], value: unknown) =>
-          value === null ? isNull(column) : eq(column, value);
+        // A field the update sets is what the event says whatever it held; the others must be as read.
+        const unchanged = SHOWN_FIELDS.filter((field) => !(field in changes)).map((field) => {
+          const value = together.expected[field];
+          return value === null ? isNull(user[field]) : eq(user[field], value);
+        });
         const change = orm
           .update(user)
           .set(changes)
-          .where(
-            and(
-              eq(user.id, id),
-              eq(user.username, e.username),
-              same(user.email, e.email),
-              eq(user.firstName, e.firstName),
-              eq(user.lastName, e.lastName),
-              eq(user.isActive, e.isActive),
-              eq(user.isStaff, e.isStaff),
-              eq(user.isSuperuser, e.isSuperuser),
-              same(user.emailVerifiedAt, e.emailVerifiedAt),
-              same(user.lastLoginAt, e.lastLoginAt),
-            ),
-          )
+          .where(and(eq(user.id, id), ...unchanged))
           .returning();
         const [raw] = await together.run(orm, change.getSQL());
         if (raw) return { done: storedUserOf(raw) };
