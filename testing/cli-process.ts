@@ -120,6 +120,18 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * `fetch` on a connection of its own (`Connection: close`), for a test that stops its `svc serve` with SIGTERM
+ * afterwards: a stopping server goes on answering on the keep-alive connections a client holds idle, until the
+ * client closes them or its idle timeout does (docs/deployment.md, up to about 5.5 s); a closed connection
+ * leaves it nothing to wait for.
+ */
+export function fetchClosing(url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('connection', 'close');
+  return fetch(url, { ...init, headers });
+}
+
+/**
  * The URL a `svc serve` child prints once it listens (`listening on http://…`, on stdout or stderr); rejects
  * with what it printed when it exits first.
  */

@@ -129,7 +129,9 @@ export async function startServe(dir, settings = {}, { nodeOptions = [], deadlin
       throw new Error(`svc serve did not answer within ${deadlineMs / 1000} s:\n${output}`);
     }
     try {
-      const res = await fetch(`${base}/api/health/live`);
+      // Connection: close: the poll leaves no idle keep-alive connection, which a stop right after (the cold
+      // start rows) would wait for (docs/deployment.md: a stopping server answers on those until they close).
+      const res = await fetch(`${base}/api/health/live`, { headers: { connection: 'close' } });
       if (res.status === 200) break;
     } catch {
       // not listening yet

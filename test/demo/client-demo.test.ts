@@ -202,7 +202,10 @@ if (missing) {
         url,
         (await api.post('/api/auth/token', undefined, { form: frank })).body.access_token as string,
       );
-      const sessions = (await frankApi.get('/api/auth/sessions')).body.data as { impersonatedBy?: unknown }[];
+      // The last request closes the connection the two above shared: afterAll's SIGTERM then has no idle
+      // keep-alive connection to wait for (docs/deployment.md: a stop waits up to about 5.5 s for those).
+      const sessions = (await frankApi.get('/api/auth/sessions', { headers: { connection: 'close' } })).body
+        .data as { impersonatedBy?: unknown }[];
       expect(sessions.filter((item) => item.impersonatedBy)).toEqual([]);
       expect(refused).toEqual([]);
     });

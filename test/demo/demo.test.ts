@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_DIR, REPO_DIR, runCli, spawnCli, freePort } from '../../testing/cli-process.js';
+import { CLI_DIR, REPO_DIR, fetchClosing, runCli, spawnCli, freePort } from '../../testing/cli-process.js';
 
 const DEMO_DIR = join(REPO_DIR, 'examples/demo');
 const CLI_TIMEOUT = 180_000;
@@ -56,56 +56,62 @@ describe('the demo project (examples/demo)', () => {
             });
             server.on('close', () => reject(new Error(`serve exited: ${text}`)));
           });
-          const token = await fetch(`${url}/api/auth/token`, {
+          // Every request on a connection of its own (fetchClosing): the SIGTERM below then has no idle
+          // keep-alive connection to wait for.
+          const token = await fetchClosing(`${url}/api/auth/token`, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
             body: new URLSearchParams({ username: 'admin', password }),
           }).then((r) => r.json() as Promise<{ access_token: string }>);
           const auth = { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
-          const created = await fetch(`${url}/api/notes/`, {
+          const created = await fetchClosing(`${url}/api/notes/`, {
             method: 'POST',
             headers: auth,
             body: JSON.stringify({ text: 'hi' }),
           });
           expect(created.status).toBe(201);
-          const list = (await (await fetch(`${url}/api/notes/`, { headers: auth })).json()) as {
+          const list = (await (await fetchClosing(`${url}/api/notes/`, { headers: auth })).json()) as {
             data: { text: string }[];
           };
           expect(list.data.map((n) => n.text)).toEqual(['hi']);
           // The list query is prepared once (on the first list): later notes still show, newest first.
-          await fetch(`${url}/api/notes/`, {
+          await fetchClosing(`${url}/api/notes/`, {
             method: 'POST',
             headers: auth,
             body: JSON.stringify({ text: 'then' }),
           });
-          const again = (await (await fetch(`${url}/api/notes/`, { headers: auth })).json()) as typeof list;
+          const again = (await (
+            await fetchClosing(`${url}/api/notes/`, { headers: auth })
+          ).json()) as typeof list;
           expect(again.data.map((n) => n.text)).toEqual(['then', 'hi']);
-          expect((await fetch(`${url}/api/notes/`)).status).toBe(401);
-          expect((await fetch(`${url}/api/open/ping`)).status).toBe(200);
+          expect((await fetchClosing(`${url}/api/notes/`)).status).toBe(401);
+          expect((await fetchClosing(`${url}/api/open/ping`)).status).toBe(200);
           const schema = (await (
-            await fetch(`${url}/api/auth/user/settings/schema`, { headers: auth })
+            await fetchClosing(`${url}/api/auth/user/settings/schema`, { headers: auth })
           ).json()) as {
             data: { sections: { name: string }[] };
           };
           expect(schema.data.sections.map((s) => s.name)).toContain('notifications');
-          const docs = await fetch(`${url}/docs/`);
+          const docs = await fetchClosing(`${url}/docs/`);
           expect(docs.status).toBe(200);
           // The admin console (docs/admin-console.md) with what its pages need switched on in the demo:
           // cookie sessions for its sign-in, organizations and webhooks for their pages.
-          const consolePage = await fetch(`${url}/admin/`);
+          const consolePage = await fetchClosing(`${url}/admin/`);
           expect(consolePage.status).toBe(200);
           expect(await consolePage.text()).toContain('/admin/console.js');
-          const signIn = await fetch(`${url}/api/auth/session`, {
+          const signIn = await fetchClosing(`${url}/api/auth/session`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', origin: url },
             body: JSON.stringify({ username: 'admin', password }),
           });
           expect(signIn.status).toBe(200);
           for (const path of ['/api/admin/organizations', '/api/admin/webhooks'])
-            expect({ path, status: (await fetch(`${url}${path}`, { headers: auth })).status }).toEqual({
-              path,
-              status: 200,
-            });
+            expect({ path, status: (await fetchClosing(`${url}${path}`, { headers: auth })).status }).toEqual(
+              {
+                path,
+                status: 200,
+              },
+            );
         } finally {
           // Wait for the graceful stop: a server still running past the test keeps jest from exiting.
           if (server.exitCode === null && server.signalCode === null) {

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { dirname } from 'node:path';
-import { REPO_DIR, cleanEnv, freePort } from '../../testing/cli-process.js';
+import { REPO_DIR, cleanEnv, fetchClosing, freePort } from '../../testing/cli-process.js';
 
 // `pnpm demo` from the repository root, as docs/getting-started.md starts it, stopped with Ctrl-C: the real
 // pnpm, the demo's start script (its init and migration, then `svc serve`) and one signal to the whole process
@@ -53,11 +53,12 @@ describe('pnpm demo', () => {
       }
 
       // Browsers ask for it on every page (the docs, /app/): "no icon", cached, instead of a logged 404.
-      const icon = await fetch(`${base}/favicon.ico`);
+      // fetchClosing: the Ctrl-C below then finds no idle keep-alive connection to wait for.
+      const icon = await fetchClosing(`${base}/favicon.ico`);
       expect(icon.status).toBe(204);
       expect(icon.headers.get('cache-control')).toBe('public, max-age=86400');
       expect(await icon.text()).toBe('');
-      const docs = (await (await fetch(`${base}/openapi.json`)).json()) as {
+      const docs = (await (await fetchClosing(`${base}/openapi.json`)).json()) as {
         components: { securitySchemes: Record<string, unknown> };
       };
       // Swagger UI's Authorize lists the schemes in this order: the password form first.

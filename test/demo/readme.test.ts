@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_DIR, freePort } from '../../testing/cli-process.js';
+import { REPO_DIR, fetchClosing, freePort } from '../../testing/cli-process.js';
 
 /**
  * The README's first code block, run as a newcomer runs it: in a fresh clone of the committed repository (no
@@ -95,6 +95,8 @@ describe('README: the first code block in a fresh clone', () => {
       shell.once('exit', (code, signal) => (exited = { code, signal }));
 
       const deadline = Date.now() + STARTUP_MS;
+      // Every request on a connection of its own (fetchClosing): afterAll's SIGTERM then finds no idle
+      // keep-alive connection to wait for (docs/deployment.md: a stop waits up to about 5.5 s for those).
       let live: Response | undefined;
       while (!live) {
         if (exited) {
@@ -105,7 +107,7 @@ describe('README: the first code block in a fresh clone', () => {
         if (Date.now() > deadline) {
           throw new Error(`the demo did not answer ${base}/api/health/live in time:\n${output.slice(-6000)}`);
         }
-        live = await fetch(`${base}/api/health/live`).catch(() => undefined);
+        live = await fetchClosing(`${base}/api/health/live`).catch(() => undefined);
         if (!live) await sleep(500);
       }
       expect(live.status).toBe(200);
@@ -113,7 +115,7 @@ describe('README: the first code block in a fresh clone', () => {
       // The server took its port from SVC_PORT (the demo's svc.yaml sets none; the default is 8000).
       expect(output).toContain(`listening on ${base}`);
 
-      const login = await fetch(`${base}/api/auth/token`, {
+      const login = await fetchClosing(`${base}/api/auth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(DEMO_ADMIN),
@@ -124,18 +126,18 @@ describe('README: the first code block in a fresh clone', () => {
         token_type: 'bearer',
       });
       expect(typeof body.access_token).toBe('string');
-      const me = await fetch(`${base}/api/auth/user`, {
+      const me = await fetchClosing(`${base}/api/auth/user`, {
         headers: { authorization: `Bearer ${body.access_token as string}` },
       });
       expect(me.status).toBe(200);
       expect(((await me.json()) as { data: { username: string } }).data.username).toBe('admin');
 
       // The README's next line: the example frontend, built by the demo's start script, on the demo's origin.
-      const page = await fetch(`${base}/app/`);
+      const page = await fetchClosing(`${base}/app/`);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
       expect(await page.text()).toContain('<script type="module" src="./app.js"></script>');
-      expect((await fetch(`${base}/app/app.js`)).status).toBe(200);
+      expect((await fetchClosing(`${base}/app/app.js`)).status).toBe(200);
     },
     WHOLE_RUN_MS,
   );

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_DIR, spawnCli } from '../../testing/cli-process.js';
+import { CLI_DIR, fetchClosing, spawnCli } from '../../testing/cli-process.js';
 import { eventually, freePort } from './helpers.js';
 
 const TEST_MS = 120_000;
@@ -346,7 +346,8 @@ describe('a file database whose -shm and -wal files cannot be written when svc s
       // Writable again: the server starts, with the user registered before.
       const third = await serve(port);
       expect(third.run.exit).toBeUndefined();
-      const login = await fetch(`http://127.0.0.1:${port}/api/auth/token`, {
+      // fetchClosing: the SIGTERM below then has no idle keep-alive connection to wait for.
+      const login = await fetchClosing(`http://127.0.0.1:${port}/api/auth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ username: 'alice', password: 'correct-horse-battery' }).toString(),

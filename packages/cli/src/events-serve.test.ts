@@ -41,8 +41,12 @@ function serve(dir: string, port: number): { child: ChildProcess; listening: Pro
   return { child, listening };
 }
 
+/**
+ * One request on a connection of its own (`Connection: close`): the SIGTERMs at the end then find no idle
+ * keep-alive connection to wait for (docs/deployment.md: a stop waits up to about 5.5 s for those).
+ */
 async function post(port: number, path: string, init: { token?: string; form?: Record<string, string> }) {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { Connection: 'close' };
   if (init.token) headers.Authorization = `Bearer ${init.token}`;
   let body: string | undefined;
   if (init.form) {

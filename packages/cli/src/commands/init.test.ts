@@ -8,6 +8,7 @@ import { rowsOf } from '../../../../testing/project-db.js';
 import { STARTER_MAIN_TS } from '../templates/project.js';
 import {
   CLI_DIR,
+  fetchClosing,
   runCli,
   spawnCli,
   type CliResult,
@@ -524,7 +525,8 @@ describe('svc init refusals and options', () => {
       });
       try {
         const url = await listeningUrl(child);
-        const res = await fetch(`${url}/api/auth/token`, {
+        // fetchClosing: the SIGTERM below then has no idle keep-alive connection to wait for.
+        const res = await fetchClosing(`${url}/api/auth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({ username: 'boss', password: PASSWORD }),
@@ -654,7 +656,8 @@ describe('svc init in an empty directory (docs/getting-started.md: the newcomer 
     async () => {
       const server = await startServe(dir);
       try {
-        const login = await fetch(`${server.url}/api/auth/token`, {
+        // fetchClosing: server.stop() (SIGTERM) then has no idle keep-alive connection to wait for.
+        const login = await fetchClosing(`${server.url}/api/auth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({ grant_type: 'password', username: 'admin', password: PASSWORD }),
@@ -662,20 +665,20 @@ describe('svc init in an empty directory (docs/getting-started.md: the newcomer 
         expect(login.status).toBe(200);
         const { access_token: token } = (await login.json()) as { access_token: string };
         const bearer = { authorization: `Bearer ${token}` };
-        const me = await fetch(`${server.url}/api/auth/user`, { headers: bearer });
+        const me = await fetchClosing(`${server.url}/api/auth/user`, { headers: bearer });
         expect(me.status).toBe(200);
         expect(await me.json()).toMatchObject({ data: { username: 'admin', isSuperuser: true } });
-        const about = await fetch(`${server.url}/api/notes/about`);
+        const about = await fetchClosing(`${server.url}/api/notes/about`);
         expect(about.status).toBe(200);
         expect(await about.json()).toMatchObject({ data: { service: 'notes' } });
-        const anonymous = await fetch(`${server.url}/api/notes/`);
+        const anonymous = await fetchClosing(`${server.url}/api/notes/`);
         expect(anonymous.status).toBe(401);
         expect(await anonymous.json()).toMatchObject({ detail: [{ code: 'auth.not_authenticated' }] });
-        const notes = await fetch(`${server.url}/api/notes/`, { headers: bearer });
+        const notes = await fetchClosing(`${server.url}/api/notes/`, { headers: bearer });
         expect(notes.status).toBe(200);
         expect(await notes.json()).toMatchObject({ data: [{ id: 1, text: 'hello admin' }] });
         // What Swagger UI's Authorize needs: the password flow at the token route, on the protected routes.
-        const docs = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+        const docs = (await (await fetchClosing(`${server.url}/openapi.json`)).json()) as {
           components: { securitySchemes: Record<string, unknown> };
           paths: Record<string, Record<string, { security?: unknown }>>;
         };

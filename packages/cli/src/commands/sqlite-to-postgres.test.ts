@@ -11,6 +11,7 @@ import {
   REPO_DIR,
   cleanEnv,
   cliInvocation,
+  fetchClosing,
   freePort,
   runCli,
   spawnCli,
@@ -193,14 +194,17 @@ if (!TEST_POSTGRES_URL) {
         server.stdin.end();
         try {
           const url = await listeningUrl(server);
-          const login = await fetch(`${url}/api/auth/token`, {
+          // fetchClosing: the SIGTERM below then has no idle keep-alive connection to wait for.
+          const login = await fetchClosing(`${url}/api/auth/token`, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
             body: new URLSearchParams({ username: 'admin', password: ADMIN_PASSWORD }),
           });
           expect(login.status).toBe(200);
           const { access_token: token } = (await login.json()) as { access_token: string };
-          const me = await fetch(`${url}/api/auth/user`, { headers: { authorization: `Bearer ${token}` } });
+          const me = await fetchClosing(`${url}/api/auth/user`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
           expect(me.status).toBe(200);
           expect(await me.json()).toMatchObject({
             data: { username: 'admin', isSuperuser: true, isStaff: true },
