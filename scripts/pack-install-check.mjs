@@ -469,20 +469,13 @@ async function main() {
   // one `npm install` below brings it with svc instead of a second resolution of the whole tree afterwards.
   manifest.devDependencies = { typescript: '^5', '@types/node': '^20' };
   writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
-  // As the README's quick start: svc, and better-sqlite3 for the file database svc init sets up. Where its
-  // prebuilt binary cannot be downloaded, better-sqlite3 compiles SQLite from source; compiled without
-  // optimisation (-O0, which node-gyp's Makefile puts after its own -O3) it takes about a third of the CPU time,
-  // and nothing below measures SQLite's speed: the checks are that svc installs, starts and answers on it.
+  // As the README's quick start: svc, and better-sqlite3 for the file database svc init sets up.
   run(
     'npm',
     ['install', '--no-audit', '--no-fund', ...PACKAGES.map((name) => tarballs[name]), 'better-sqlite3'],
     {
       cwd: project,
-      env: {
-        ...env,
-        CFLAGS: `${env.CFLAGS ?? ''} -O0`.trim(),
-        CXXFLAGS: `${env.CXXFLAGS ?? ''} -O0`.trim(),
-      },
+      env,
       timeoutMs: 15 * 60_000,
     },
   );
