@@ -40,6 +40,11 @@ export const SETTLE_BATCH = 64;
  * again after the lease, at least once).
  */
 export const SETTLE_DELAY_MS = 25;
+/**
+ * `total` of an endpoint's deliveries list is exact up to this many (or up to the requested page's end, further
+ * on); beyond, it is one more than that, read as "more than", as the activity log's (docs/webhooks.md).
+ */
+export const DELIVERY_TOTAL_COUNT_BOUND = 10_000;
 /** Deliveries claimed by one statement at most. */
 export const CLAIM_BATCH = 64;
 /**

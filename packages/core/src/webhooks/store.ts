@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import { allIn, columnName as column } from '../kernel/db/sql.js';
-import { ALL_EVENTS, INSERT_CHUNK } from './constants.js';
+import { ALL_EVENTS, DELIVERY_TOTAL_COUNT_BOUND, INSERT_CHUNK } from './constants.js';
 import type { WebhookTables } from './tables.js';
 
 export type EndpointRow = WebhookTables['webhookEndpoint']['$inferSelect'];
@@ -324,7 +324,12 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       return rows.length > 0;
     },
 
-    /** One page of the endpoint's deliveries, newest first, and how many there are. */
+    /**
+     * One page of the endpoint's deliveries, newest first, and how many there are: exactly up to
+     * {@link DELIVERY_TOTAL_COUNT_BOUND}, else one more than that (or than the page's end, further on), read as
+     * "more than" (docs/webhooks.md): a busy endpoint has millions, and counting them all took longer than the
+     * page.
+     */
     async listDeliveries(
       endpointId: string,
       status: DeliveryStatus | undefined,
@@ -332,6 +337,13 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       offset: number,
     ): Promise<{ rows: DeliveryWithType[]; total: number }> {
       const where = and(eq(d.endpointId, endpointId), status ? eq(d.status, status) : undefined);
+      const upTo = Math.max(DELIVERY_TOTAL_COUNT_BOUND, offset + limit) + 1;
+      const bounded = orm
+        .select({ one: sql`1` })
+        .from(d)
+        .where(where)
+        .limit(upTo)
+        .as('bounded');
       const [rows, [total]] = await Promise.all([
         orm
           .select({ delivery: d, type: ev.type })
@@ -341,7 +353,7 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
           .orderBy(desc(d.id))
           .limit(limit)
           .offset(offset),
-        orm.select({ n: count() }).from(d).where(where),
+        orm.select({ n: count() }).from(bounded),
       ]);
       return { rows: rows.map((r) => ({ ...r.delivery, type: r.type })), total: total?.n ?? 0 };
     },

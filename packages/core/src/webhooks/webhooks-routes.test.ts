@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '../../../../testing/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../../testing/webhook-receiver.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { DELIVERY_TOTAL_COUNT_BOUND } from './constants.js';
+import type { WebhookTables } from './tables.js';
 
 /**
  * SPEC-3 §3: the admin routes of webhook endpoints, the secret and its rotation, the test event, redelivery,
@@ -160,6 +163,38 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
     new Webhook(secret).verify(got!.body, headers);
     new Webhook(created.secret).verify(got!.body, headers);
     new Webhook(secret).verify(got!.body, { ...headers, 'webhook-signature': signatures[0]! });
+  });
+
+  it('counts an endpoint’s deliveries exactly up to the bound, then says "more than"', async () => {
+    const created = await create('/many', ['user.deleted']);
+    // Disabled: the rows below stay as written (nothing is attempted).
+    expect((await admin.patch(`/api/admin/webhooks/${created.id}`, { enabled: false })).status).toBe(200);
+    const rt = app.app.runtime;
+    const { webhookEvent: ev, webhookDelivery: d } = rt.tables.webhooks as unknown as WebhookTables;
+    const eventId = randomUUID();
+    const at = new Date();
+    await rt.authDb.orm.insert(ev).values({ id: eventId, type: 'user.deleted', data: '{}', createdAt: at });
+    const rows = Array.from({ length: DELIVERY_TOTAL_COUNT_BOUND + 60 }, () => ({
+      eventId,
+      endpointId: created.id,
+      status: 'succeeded',
+      attempts: 1,
+      createdAt: at,
+      deliveredAt: at,
+    }));
+    for (let i = 0; i < rows.length; i += 500) await rt.authDb.orm.insert(d).values(rows.slice(i, i + 500));
+    const page = async (query: string) =>
+      (await admin.get(`/api/admin/webhooks/${created.id}/deliveries?${query}`)).body.data as {
+        items: unknown[];
+        total: number;
+        pages: number;
+      };
+    expect(await page('pageSize=50')).toMatchObject({ total: DELIVERY_TOTAL_COUNT_BOUND + 1 });
+    // Near the end the count reaches it: exact.
+    const last = await page(`pageSize=50&page=${Math.ceil((DELIVERY_TOTAL_COUNT_BOUND + 60) / 50)}`);
+    expect(last).toMatchObject({ total: DELIVERY_TOTAL_COUNT_BOUND + 60 });
+    expect(last.items).toHaveLength(10);
+    expect(await page('status=failed')).toMatchObject({ total: 0, items: [] });
   });
 
   it('redelivers an event with the same webhook-id; the status filter lists by state', async () => {
