@@ -9,6 +9,7 @@ import {
   placeholderFor,
 } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
+import { updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
 import { sessionStateColumn, sessionWrites, type LoginSession } from './session-store.js';
@@ -449,10 +450,17 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       id: string,
       values: UserUpdate,
       record?: (tx: Orm, row: UserRow) => Promise<void>,
+      together?: UpdateTogether,
     ): Promise<UserRow | undefined> {
       if (!record) {
         const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
         return row;
+      }
+      if (together && db.dialect === 'pg') {
+        // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since
+        // it was read: then the transaction below.
+        const row = await updateUserTogether(db, user, id, values, together);
+        if (row) return row;
       }
       return db.transaction(async (tx) => {
         const [row] = await tx.update(user).set(values).where(eq(user.id, id)).returning();

@@ -1,9 +1,7 @@
 import {
   and,
   eq,
-  getTableColumns,
   getTableName,
-  isNull,
   ne,
   or,
   sql,
@@ -15,6 +13,7 @@ import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import { forUpdate } from '../kernel/db/sql.js';
+import { updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -34,28 +33,6 @@ const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as con
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
 
-/** The stored fields a user's public shape shows that a change may touch (`toUserOut`; the id and creation time never change). */
-const SHOWN_FIELDS = [
-  'username',
-  'email',
-  'firstName',
-  'lastName',
-  'isActive',
-  'isStaff',
-  'isSuperuser',
-  'emailVerifiedAt',
-  'lastLoginAt',
-] as const satisfies readonly (keyof StoredUser)[];
-
-/**
- * A user's update and its webhook event in one statement (PostgreSQL; `WebhookOutbox.recordWith`): `run`
- * wraps the update's statement with the event's; `expected` is the row the event's data was built from, and
- * the update applies only while the row still holds it.
- */
-export interface UpdateTogether {
-  expected: StoredUser;
-  run: (orm: Orm, change: SQL) => Promise<Record<string, unknown>[]>;
-}
 /** Columns the admin routes may change. */
 export type UserChanges = Partial<
   Pick<
@@ -143,16 +120,6 @@ export function createUserStore(
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
   const reads = createLongReads(db);
   const searchTable = `${name}_search`;
-  const columns = Object.entries(getTableColumns(user));
-  /** A row as the driver returns it from hand-written SQL (stored column names), mapped as drizzle maps one. */
-  const storedUserOf = (raw: Record<string, unknown>) =>
-    Object.fromEntries(
-      columns.map(([key, column]) => {
-        const value = raw[column.name];
-        return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
-      }),
-    ) as StoredUser;
-
   /**
    * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
    * id, kept by triggers (an update only when a searched column changes, so logins do not touch it), filled
@@ -323,22 +290,10 @@ export function createUserStore(
         return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
       }
       if (together && db.dialect === 'pg' && !removesSuperuserPower(changes)) {
-        // One statement instead of a transaction (docs/performance.md "Webhooks"): the update, only while the
-        // row still shows what the caller read (the event's data was built from it and the changes), and its
-        // event with it.
-        // A field the update sets is what the event says whatever it held; the others must be as read.
-        const unchanged = SHOWN_FIELDS.filter((field) => !(field in changes)).map((field) => {
-          const value = together.expected[field];
-          return value === null ? isNull(user[field]) : eq(user[field], value);
-        });
-        const change = orm
-          .update(user)
-          .set(changes)
-          .where(and(eq(user.id, id), ...unchanged))
-          .returning();
-        const [raw] = await together.run(orm, change.getSQL());
-        if (raw) return { done: storedUserOf(raw) };
-        // Changed since it was read (or gone): the transaction below, with the row as it is by then.
+        // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since
+        // it was read: then the transaction below.
+        const row = await updateUserTogether(db, user, id, changes, together);
+        if (row) return { done: row };
       }
       return db.transaction(async (tx) => {
         if (removesSuperuserPower(changes) && (await isLastActiveSuperuser(tx, db.dialect, user, id)))
