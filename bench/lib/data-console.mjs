@@ -362,8 +362,8 @@ export async function runConsoleData(name, databaseUrl, { plan, ask, sizes = CON
     log(
       `GET /api/auth/user alone: p50 ${out.stall.alone.p50} / p99 ${out.stall.alone.p99} ms, ${Math.round(out.stall.alone.rps)} req/s`,
     );
-    // Two loads of other users: a busy server's (half of what it answers alone, as a fixed arrival rate: the
-    // operating point a server is sized for, docs/performance.md), and a saturating one (10 connections, each
+    // Two loads of other users: a busy server's (half of what it answers alone, as a fixed arrival rate at even
+    // intervals, bench/lib/load.mjs `paced`: the operating point a server is sized for, docs/performance.md), and a saturating one (10 connections, each
     // sending its next request as soon as the last is answered), where every request also waits behind the
     // others in the queue.
     out.rate = Math.max(1, Math.round(out.stall.alone.rps / 2));
