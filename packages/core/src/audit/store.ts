@@ -578,8 +578,13 @@ export function createActivityStore(
       // Few paths: each path's matches up to the bound, from its start in the (path, timestamp) index (an
       // index-only scan when nothing else is filtered) rather than past the page's last row (which needs the
       // id, a heap read per entry); the same figure.
-      if (byPath) {
+      // A first page: the count from the start beside the page rather than after it (the same figure, there
+      // is no OFFSET to walk twice), so that a slow count and the page take the longer of the two, not both.
+      if (byPath || options.offset === 0) {
         const [rows, total] = await Promise.all([readRows(rowsQuery), countUpTo(condition, bound)]);
+        // A short page with entries ends the matches: exact whatever became of the count.
+        if (rows.length > 0 && rows.length < options.limit)
+          return { rows, total: options.offset + rows.length };
         return { rows, total: total ?? untold(rows) };
       }
       const rows = await readRows(rowsQuery);

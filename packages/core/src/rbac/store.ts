@@ -34,12 +34,18 @@ export function createRbacStore(db: Database, tables: CoreTables) {
   }
 
   /** Permissions of the given groups, by group id (one query). */
+  /**
+   * The permissions of the groups `groupIds`, or of every group (`'all'`: the whole list of groups, read
+   * without a list of ids; a thousand ids were a thousand parameters to build and bind).
+   */
   async function permissionsOfGroups(
-    groupIds: number[],
+    groupIds: number[] | 'all',
     q: Orm = orm,
   ): Promise<Map<number, PermissionRow[]>> {
-    const byGroup = new Map<number, PermissionRow[]>(groupIds.map((id) => [id, []]));
-    if (groupIds.length === 0) return byGroup;
+    const byGroup = new Map<number, PermissionRow[]>(
+      groupIds === 'all' ? [] : groupIds.map((id) => [id, []]),
+    );
+    if (groupIds !== 'all' && groupIds.length === 0) return byGroup;
     const rows = await q
       .select({
         groupId: groupPermission.groupId,
@@ -49,9 +55,13 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       })
       .from(groupPermission)
       .innerJoin(permission, eq(permission.id, groupPermission.permissionId))
-      .where(inArray(groupPermission.groupId, groupIds))
+      .where(groupIds === 'all' ? undefined : inArray(groupPermission.groupId, groupIds))
       .orderBy(asc(permission.codename));
-    for (const { groupId, ...perm } of rows) byGroup.get(groupId)?.push(perm);
+    for (const { groupId, ...perm } of rows) {
+      const held = byGroup.get(groupId);
+      if (held) held.push(perm);
+      else if (groupIds === 'all') byGroup.set(groupId, [perm]);
+    }
     return byGroup;
   }
 
@@ -164,7 +174,8 @@ export function createRbacStore(db: Database, tables: CoreTables) {
 
     async listGroups(): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
       const groups = await orm.select().from(group).orderBy(asc(group.name));
-      const perms = await permissionsOfGroups(groups.map((g) => g.id));
+      // Every group is listed: their permissions are all the group-permission rows.
+      const perms = await permissionsOfGroups(groups.length > 0 ? 'all' : []);
       return groups.map((g) => ({ ...g, permissions: perms.get(g.id) ?? [] }));
     },
 
