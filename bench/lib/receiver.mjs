@@ -10,11 +10,13 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 
 /**
  * Starts the receiver on 127.0.0.1 at a free port. `onRequest(path, body)` runs for each request before its
- * answer is written. Resolves with `{ port, close() }`.
+ * answer is written. Resolves with `{ port, connections, close() }`.
  */
 export async function startFastReceiver(onRequest) {
   const sockets = new Set();
+  let connections = 0;
   const server = createServer((socket) => {
+    connections++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
@@ -38,6 +40,10 @@ export async function startFastReceiver(onRequest) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: server.address().port,
+    /** Connections accepted so far (a sender that keeps them alive opens few). */
+    get connections() {
+      return connections;
+    },
     close() {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));

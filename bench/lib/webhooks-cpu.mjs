@@ -148,6 +148,7 @@ try {
     console.log(
       `median ${k}: ${m(k, 'rps').toFixed(0)} req/s; µs/req server ${m(k, 's').toFixed(0)} pg ${m(k, 'p').toFixed(0)} receiver ${m(k, 'me').toFixed(0)} loader ${m(k, 'l').toFixed(0)} xacts/req ${m(k, 'x').toFixed(2)}`,
     );
+  console.log(`receiver: ${delivered} requests on ${receiver.connections} connections`);
   console.log(`ratio rps ${((m('on', 'rps') / m('off', 'rps')) * 100).toFixed(0)}%`);
 } finally {
   loader.kill();
