@@ -809,8 +809,16 @@ function printConsoleData(name, result) {
       `(seeded in ${fmtInt(result.seedMs / 1000)} s; text indexes ${fmtInt((result.textIndexMs ?? 0) / 1000)} s)\n`,
   );
   const passes = [
-    [`other users at ${fmtInt(result.rate)} req/s (half of what the server answers alone)`, result.rows, result.summary],
-    ['other users saturating (10 connections, as fast as answered)', result.rowsSaturated, result.summarySaturated],
+    [
+      `other users at ${fmtInt(result.rate)} req/s (half of what the server answers alone)`,
+      result.rows,
+      result.summary,
+    ],
+    [
+      'other users saturating (10 connections, as fast as answered)',
+      result.rowsSaturated,
+      result.summarySaturated,
+    ],
   ];
   const { alone, aloneAtRate } = result.stall;
   for (const [title, rows, summary] of passes) {
