@@ -14,6 +14,7 @@ import {
 } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log/logger.js';
 import type { Orm } from '../kernel/db/database.js';
+import { userUpdatedTogether } from '../kernel/db/user-update.js';
 import type {
   AttemptAdmission,
   AuthUser,
@@ -604,21 +605,13 @@ export async function createAuthService(deps: AuthServiceDeps) {
         }
       }
       if (Object.keys(changes).length > 0) {
-        // On PostgreSQL the update and its `user.updated` in one statement, the event's data built from the
-        // row as read and the changes (kernel/db/user-update.ts).
-        const recordWith = ports.get('webhooks').recordWith;
         try {
           await store.updateUser(
             userId,
             changes,
             recorder((webhooks, tx, row: UserRow) => webhooks.record(tx, 'user.updated', toUserOut(row))),
-            recordWith
-              ? {
-                  expected: row,
-                  run: (orm, change) =>
-                    recordWith(orm, change, 'user.updated', toUserOut({ ...row, ...changes })),
-                }
-              : undefined,
+            // On PostgreSQL the update and its event in one statement (kernel/db/user-update.ts).
+            userUpdatedTogether(ports.get('webhooks'), row, changes),
           );
         } catch (error) {
           if (mapDatabaseError(error)?.code === 'db.conflict') throw new SvcError('user.email_exists');

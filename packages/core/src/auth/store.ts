@@ -456,7 +456,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
         return row;
       }
-      if (together && db.dialect === 'pg') {
+      if (together) {
         // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since
         // it was read: then the transaction below.
         const row = await updateUserTogether(db, user, id, values, together);

@@ -34,18 +34,12 @@ export function createRbacStore(db: Database, tables: CoreTables) {
   }
 
   /** Permissions of the given groups, by group id (one query). */
-  /**
-   * The permissions of the groups `groupIds`, or of every group (`'all'`: the whole list of groups, read
-   * without a list of ids; a thousand ids were a thousand parameters to build and bind).
-   */
   async function permissionsOfGroups(
-    groupIds: number[] | 'all',
+    groupIds: number[],
     q: Orm = orm,
   ): Promise<Map<number, PermissionRow[]>> {
-    const byGroup = new Map<number, PermissionRow[]>(
-      groupIds === 'all' ? [] : groupIds.map((id) => [id, []]),
-    );
-    if (groupIds !== 'all' && groupIds.length === 0) return byGroup;
+    const byGroup = new Map<number, PermissionRow[]>(groupIds.map((id) => [id, []]));
+    if (groupIds.length === 0) return byGroup;
     const rows = await q
       .select({
         groupId: groupPermission.groupId,
@@ -55,13 +49,9 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       })
       .from(groupPermission)
       .innerJoin(permission, eq(permission.id, groupPermission.permissionId))
-      .where(groupIds === 'all' ? undefined : inArray(groupPermission.groupId, groupIds))
+      .where(inArray(groupPermission.groupId, groupIds))
       .orderBy(asc(permission.codename));
-    for (const { groupId, ...perm } of rows) {
-      const held = byGroup.get(groupId);
-      if (held) held.push(perm);
-      else if (groupIds === 'all') byGroup.set(groupId, [perm]);
-    }
+    for (const { groupId, ...perm } of rows) byGroup.get(groupId)?.push(perm);
     return byGroup;
   }
 
@@ -174,8 +164,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
 
     async listGroups(): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
       const groups = await orm.select().from(group).orderBy(asc(group.name));
-      // Every group is listed: their permissions are all the group-permission rows.
-      const perms = await permissionsOfGroups(groups.length > 0 ? 'all' : []);
+      const perms = await permissionsOfGroups(groups.map((g) => g.id));
       return groups.map((g) => ({ ...g, permissions: perms.get(g.id) ?? [] }));
     },
 

@@ -1,9 +1,9 @@
-import type { SQL } from 'drizzle-orm';
 import type { Settings } from '../kernel/config/schema.js';
 import { mapDatabaseError } from '../kernel/errors/format.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import { pageOf, resolveOrderBy, type Page } from '../kernel/pagination.js';
 import type { Orm } from '../kernel/db/database.js';
+import { userUpdatedTogether } from '../kernel/db/user-update.js';
 import type {
   EventSink,
   TokenRevoker,
@@ -187,16 +187,11 @@ export function createUserService(deps: UserServiceDeps) {
               }
             }
           : undefined;
-      // The common admin edit (a profile field or flag, no password) on PostgreSQL: the update and its
-      // `user.updated` in one statement, the event's data built from the row as read and the changes.
-      const recordWith = webhooks.recordWith;
+      // A change of profile fields or flags alone: on PostgreSQL the update and its `user.updated` in one
+      // statement (kernel/db/user-update.ts).
       const together =
-        recordWith && profileChanged && changes.passwordHash === undefined
-          ? {
-              expected: current,
-              run: (orm: Orm, change: SQL) =>
-                recordWith(orm, change, 'user.updated', toUserOut({ ...current, ...changes })),
-            }
+        profileChanged && changes.passwordHash === undefined
+          ? userUpdatedTogether(webhooks, current, changes)
           : undefined;
       let outcome: GuardedOutcome<StoredUser>;
       try {

@@ -23,7 +23,6 @@ const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as con
 
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
-
 /** Columns the admin routes may change. */
 export type UserChanges = Partial<
   Pick<
@@ -111,6 +110,7 @@ export function createUserStore(
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
   const reads = createLongReads(db);
   const searchTable = `${name}_search`;
+
   /**
    * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
    * id, kept by triggers (an update only when a searched column changes, so logins do not touch it), filled
@@ -280,7 +280,7 @@ export function createUserStore(
       if (!removesSuperuserPower(changes) && !record) {
         return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
       }
-      if (together && db.dialect === 'pg' && !removesSuperuserPower(changes)) {
+      if (together && !removesSuperuserPower(changes)) {
         // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since
         // it was read: then the transaction below.
         const row = await updateUserTogether(db, user, id, changes, together);

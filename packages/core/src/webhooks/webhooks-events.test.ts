@@ -1,4 +1,4 @@
-import { eq, type SQL } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { enrolTotp } from '../../../../testing/mfa.js';
 import { eventually } from '../../../../testing/smtp.js';
 import {
@@ -12,6 +12,7 @@ import { createOrganizationManager } from '../organizations/manage.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import { toUserOut } from '../kernel/user-out.js';
+import { userUpdatedTogether } from '../kernel/db/user-update.js';
 import { createUserStore, type StoredUser } from '../users/store.js';
 import type { WebhookTables } from './tables.js';
 
@@ -578,11 +579,7 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
           transactionRecorded++;
           await outbox.record(tx, 'user.updated', toUserOut(updated));
         },
-        {
-          expected: { ...row!, firstName: 'Edited meanwhile' },
-          run: (orm, change) =>
-            outbox.recordWith!(orm, change, 'user.updated', toUserOut({ ...row!, firstName: 'Direct' })),
-        },
+        userUpdatedTogether(outbox, { ...row!, firstName: 'Edited meanwhile' }, { firstName: 'Direct' }),
       );
       expect(direct).toMatchObject({ done: { firstName: 'Direct' } });
       expect(transactionRecorded).toBe(database.dialect === 'pg' ? 0 : 1);
@@ -593,18 +590,13 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       // one statement is atomic. (The path exists on PostgreSQL only; SQLite's refusal is the transaction's.)
       if (database.dialect === 'pg') {
         await app.createUser({ username: 'ev_ida', email: 'ida@example.com' });
-        const run = (orm: Orm, change: SQL) =>
-          outbox.recordWith!(
-            orm,
-            change,
-            'user.updated',
-            toUserOut({ ...afterDirect!, email: 'ida@example.com' }),
-          );
         await expect(
-          store.update(hana.id, { email: 'ida@example.com' }, () => Promise.resolve(), {
-            expected: afterDirect!,
-            run,
-          }),
+          store.update(
+            hana.id,
+            { email: 'ida@example.com' },
+            () => Promise.resolve(),
+            userUpdatedTogether(outbox, afterDirect!, { email: 'ida@example.com' }),
+          ),
         ).rejects.toThrow();
         expect(await eventsAbout(hana.id)).toEqual(['user.updated', 'user.updated']);
       }
@@ -621,13 +613,7 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
         hana.id,
         changes,
         (tx, updated) => outbox.record(tx, 'user.updated', toUserOut(updated)),
-        {
-          expected: stale,
-          run: (orm, change) =>
-            outbox.recordWith
-              ? outbox.recordWith(orm, change, 'user.updated', toUserOut({ ...stale, ...changes }))
-              : Promise.resolve([]),
-        },
+        userUpdatedTogether(outbox, stale, changes),
       );
       expect(outcome).toMatchObject({ done: { firstName: 'Fresh' } });
       await eventually(() =>

@@ -1,4 +1,6 @@
 import { and, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm';
+import type { WebhookOutbox } from '../ports.js';
+import { toUserOut } from '../user-out.js';
 import type { Database, Orm } from './database.js';
 import type { CoreTables } from './tables.js';
 
@@ -32,7 +34,25 @@ export interface UpdateTogether {
 }
 
 /**
- * On PostgreSQL, `changes` to the user `id` and their event in one statement instead of a transaction of
+ * What a store needs to write `changes` to the user read as `expected` and their `user.updated` in one statement,
+ * when the outbox can (`recordWith`: PostgreSQL, webhooks on); undefined otherwise, and the store runs its
+ * transaction. The event's data is the user as read with the changes.
+ */
+export function userUpdatedTogether(
+  webhooks: WebhookOutbox,
+  expected: UserRow,
+  changes: Partial<UserRow>,
+): UpdateTogether | undefined {
+  const recordWith = webhooks.recordWith;
+  if (!recordWith) return undefined;
+  return {
+    expected,
+    run: (orm, change) => recordWith(orm, change, 'user.updated', toUserOut({ ...expected, ...changes })),
+  };
+}
+
+/**
+ * `changes` to the user `id` and their event in one statement instead of a transaction of
  * the update and the outbox (docs/performance.md "Webhooks": three round trips fewer while the row is locked).
  * The updated row, or undefined when the update did not apply: the user is gone, or a field the event shows
  * and the update does not set has changed since `expected` was read (the event would describe the user
