@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams, type SpawnOptions } from 'node:child_process';
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -147,4 +148,48 @@ export function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<str
     child.stderr.on('data', onData);
     child.on('close', () => reject(new Error(`serve exited: ${text}`)));
   });
+}
+
+/** A `svc serve` child that {@link serveProject} started. */
+export interface ServedProject {
+  serve: ChildProcessWithoutNullStreams;
+  port: number;
+  /** Resolves with the exit code once the process exits. */
+  exited: Promise<number | null>;
+  /** How it exited, `exited: code …, signal …`; empty while it runs. */
+  exit(): string;
+  /** What it wrote to stderr so far (its log). */
+  stderr(): string;
+}
+
+/**
+ * `svc serve` of a project written into `dir` (its `main.mjs`, and a `.env` of a fresh `SVC_SECRET_KEY` and the
+ * lines `env`) on a free port, once it listens; rejects with what it printed if it exits first. `started`
+ * receives the child at once, so that a test's cleanup can kill it whatever happens next.
+ */
+export async function serveProject(
+  dir: string,
+  options: { main: string; env: string[]; started?: (serve: ChildProcessWithoutNullStreams) => void },
+): Promise<ServedProject> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'main.mjs'), options.main);
+  writeFileSync(
+    join(dir, '.env'),
+    [`SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`, ...options.env, ''].join('\n'),
+  );
+  const port = await freePort();
+  const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
+  options.started?.(serve);
+  serve.stdin.end();
+  let stderr = '';
+  serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let exit = '';
+  const exited = new Promise<number | null>((resolveExit) =>
+    serve.once('exit', (code, signal) => {
+      exit = `exited: code ${code}, signal ${signal}`;
+      resolveExit(code);
+    }),
+  );
+  await listeningUrl(serve);
+  return { serve, port, exited, exit: () => exit, stderr: () => stderr };
 }

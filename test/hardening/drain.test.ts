@@ -3,13 +3,14 @@
 // the server had accepted: such a reset leaves the client unable to tell whether the write happened.
 // A refused connection (ECONNREFUSED: the server stopped accepting) is clean; the request never left.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CLI_DIR, spawnCli, freePort } from '../../testing/cli-process.js';
+import type { spawnCli } from '../../testing/cli-process.js';
+import { CLI_DIR, serveProject } from '../../testing/cli-process.js';
 
 const CONNECTIONS = 20;
 const LOAD_BEFORE_SIGTERM_MS = 1_500;
@@ -105,30 +106,13 @@ describe('SIGTERM with keep-alive clients', () => {
 
   /** `svc serve` of the project in `dir` on a free port, once it listens. */
   async function startServe() {
-    mkdirSync(dir, { recursive: true });
     // Each test checks what its own server received.
     rmSync(join(dir, 'received.log'), { force: true });
-    writeFileSync(join(dir, 'main.mjs'), MAIN_MJS);
-    writeFileSync(
-      join(dir, '.env'),
-      [
-        `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
-        `SVC_AUTH_DATABASE_URL=file:${join(dir, 'auth.db')}`,
-        'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
-        '',
-      ].join('\n'),
-    );
-    const port = await freePort();
-    const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
-    child = serve;
-    serve.stdin.end();
-    serve.stdout.resume();
-    let stderr = '';
-    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
-    for (let i = 0; i < 900 && !/listening/.test(stderr); i += 1) await sleep(100);
-    expect(stderr).toMatch(/listening/);
-    return { serve, port, exited };
+    return serveProject(dir, {
+      main: MAIN_MJS,
+      env: [`SVC_AUTH_DATABASE_URL=file:${join(dir, 'auth.db')}`, 'SVC_AUTO_CREATE_AUTH_SCHEMA=true'],
+      started: (serve) => (child = serve),
+    });
   }
 
   // docs/deployment.md "Rolling restart": nginx keeps an idle connection to a host up to its upstream

@@ -9,17 +9,17 @@ import {
   type TestDatabase,
 } from '@svc/core/testing';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger, openDatabase, SettingsSchema } from '@svc/core/internal';
 import { sql } from 'drizzle-orm';
-import { CLI_DIR, spawnCli } from '../../testing/cli-process.js';
+import type { spawnCli } from '../../testing/cli-process.js';
+import { CLI_DIR, serveProject } from '../../testing/cli-process.js';
 import { eventsUrl, openSocket, ticketOf } from '../../testing/events.js';
 import {
   eventually,
-  freePort,
   sleep,
   startPrivatePostgres,
   startPrivateRedis,
@@ -414,26 +414,15 @@ describe.each(serveDatabases)('SIGTERM under load [$label]', ({ make }) => {
     async () => {
       mkdirSync(dir, { recursive: true });
       database = await make(dir);
-      writeFileSync(join(dir, 'main.mjs'), MAIN_MJS);
-      writeFileSync(
-        join(dir, '.env'),
-        [
-          `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
+      const { serve, port, exited } = await serveProject(dir, {
+        main: MAIN_MJS,
+        env: [
           `SVC_AUTH_DATABASE_URL=${database.url}`,
           'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
           'SVC_ACTIVITY_LOG_ENABLED=true',
-          '',
-        ].join('\n'),
-      );
-      const port = await freePort();
-      const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
-      child = serve;
-      serve.stdin.end();
-      serve.stdout.resume();
-      let stderr = '';
-      serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
-      await eventually(async () => (/listening/.test(stderr) ? true : undefined), 90_000);
+        ],
+        started: (started) => (child = started),
+      });
 
       const outcomes: Outcome[] = [];
       let stop = false;

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_DIR, fetchClosing, spawnCli } from '../../testing/cli-process.js';
+import { CLI_DIR, fetchClosing, serveProject, spawnCli } from '../../testing/cli-process.js';
 import { eventually, freePort } from './helpers.js';
 
 const TEST_MS = 120_000;
@@ -175,30 +175,15 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
     async () => {
       mkdirSync(dir, { recursive: true });
       expect(immutableUnavailable(dir)).toBe('');
-      writeFileSync(
-        join(dir, 'main.mjs'),
-        `import { createApp } from '@svc/core';\nexport const app = createApp();\n`,
-      );
-      writeFileSync(
-        join(dir, '.env'),
-        [
-          `SVC_SECRET_KEY=${randomBytes(24).toString('hex')}`,
+      const { port, exit, stderr } = await serveProject(dir, {
+        main: `import { createApp } from '@svc/core';\nexport const app = createApp();\n`,
+        env: [
           `SVC_AUTH_DATABASE_URL=file:${db}`,
           'SVC_AUTO_CREATE_AUTH_SCHEMA=true',
           'SVC_REGISTRATION_ENABLED=true',
-          '',
-        ].join('\n'),
-      );
-      const port = await freePort();
-      const serve = spawnCli(['serve', '--base-dir', dir, '--port', String(port)], { cwd: dir });
-      child = serve;
-      serve.stdin.end();
-      serve.stdout.resume();
-      let stderr = '';
-      serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      let exit = '';
-      serve.once('exit', (code, signal) => (exit = `exited: code ${code}, signal ${signal}`));
-      await eventually(async () => (/listening/.test(stderr) ? true : undefined), 90_000);
+        ],
+        started: (serve) => (child = serve),
+      });
 
       const base = `http://127.0.0.1:${port}`;
       const call = async (method: string, path: string, body?: unknown, token?: string) => {
@@ -211,7 +196,7 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(10_000),
         }).catch((error: Error) => {
-          throw new Error(`${method} ${path}: ${error.message} (${exit || 'still running'})`);
+          throw new Error(`${method} ${path}: ${error.message} (${exit() || 'still running'})`);
         });
         const text = await res.text();
         return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -246,12 +231,14 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
           body: UNAVAILABLE,
         });
         expect(await call('GET', '/api/health/live')).toEqual({ status: 200, body: { status: 'ok' } });
-        expect(exit).toBe('');
+        expect(exit()).toBe('');
         // The operator learns why from the log, with the file named. The child's log is written through a
         // buffer (docs/performance.md), so the line may reach the pipe after the 503s above.
-        await eventually(async () => (/ERROR.*auth\.db-shm/.test(stderr) ? true : undefined), 10_000);
-        expect(stderr).toMatch(/ERROR.*auth\.db-shm/);
-        const line = stderr.split('\n').find((l) => l.includes('auth.db-shm'));
+        await eventually(async () => (/ERROR.*auth\.db-shm/.test(stderr()) ? true : undefined), 10_000);
+        expect(stderr()).toMatch(/ERROR.*auth\.db-shm/);
+        const line = stderr()
+          .split('\n')
+          .find((l) => l.includes('auth.db-shm'));
         process.stderr.write(
           `-shm refused: not ready after ${Math.round(performance.now() - changed)} ms; ${line}\n`,
         );
@@ -265,7 +252,7 @@ describe('a file database whose -shm and -wal files cannot be written, svc serve
       const after = await call('PATCH', '/api/auth/user', { firstName: 'After' }, token);
       expect(after.status).toBe(200);
       expect(after.body.data.firstName).toBe('After');
-      expect(exit).toBe('');
+      expect(exit()).toBe('');
     },
     TEST_MS,
   );
