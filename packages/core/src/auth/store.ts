@@ -9,7 +9,7 @@ import {
   placeholderFor,
 } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
+import { updateUserRow, updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { sameEmail } from '../kernel/identity.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
 import { sessionStateColumn, sessionWrites, type LoginSession } from './session-store.js';
@@ -453,8 +453,7 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
       together?: UpdateTogether,
     ): Promise<UserRow | undefined> {
       if (!record) {
-        const [row] = await orm.update(user).set(values).where(eq(user.id, id)).returning();
-        return row;
+        return updateUserRow(db, user, id, values);
       }
       if (together) {
         // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since

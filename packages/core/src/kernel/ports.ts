@@ -548,14 +548,16 @@ export interface WebhookOutbox {
    */
   recordEach<K extends WebhookEventType>(tx: Orm, type: K, data: readonly WebhookEvents[K][]): Promise<void>;
   /**
-   * On PostgreSQL while on (absent otherwise): `change`, a data-modifying statement with `RETURNING`, and the
-   * event in one statement, on `orm` outside a transaction. The event is stored only when `change` returns a
-   * row; resolves with those rows as the driver gives them (stored column names). For a change that needs no
-   * transaction but for its event: it saves the transaction's round trips (docs/performance.md "Webhooks").
+   * On PostgreSQL while on (absent otherwise): `change`, a data-modifying statement with `RETURNING` on a table
+   * of the auth database, its placeholders filled from `values`, and the event in one statement outside any
+   * transaction. The event is stored only when `change` returns a row; resolves with those rows as the driver
+   * gives them (stored column names). For a change that needs no transaction but for its event: it saves the
+   * transaction's round trips (docs/performance.md "Webhooks"). A caller that keeps `change` (one object per
+   * shape of statement) has the whole statement compiled once (kernel/db/sql.ts `compiledWith`).
    */
   recordWith?<K extends WebhookEventType>(
-    orm: Orm,
     change: SQL,
+    values: Record<string, unknown>,
     type: K,
     data: WebhookEvents[K],
   ): Promise<Record<string, unknown>[]>;

@@ -4,7 +4,7 @@ import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import { forUpdate } from '../kernel/db/sql.js';
-import { updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
+import { updateUserRow, updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -278,7 +278,7 @@ export function createUserStore(
       const found = (row: StoredUser | undefined) => (row ? { done: row } : { notFound: true as const });
       if (Object.keys(changes).length === 0) return found(await this.findById(id));
       if (!removesSuperuserPower(changes) && !record) {
-        return found((await orm.update(user).set(changes).where(eq(user.id, id)).returning())[0]);
+        return found(await updateUserRow(db, user, id, changes));
       }
       if (together && !removesSuperuserPower(changes)) {
         // The update and its event in one statement (kernel/db/user-update.ts), unless the row changed since

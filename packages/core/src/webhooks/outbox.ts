@@ -23,8 +23,12 @@ export function createWebhookOutbox(
     enabled: true,
     ...(dialect === 'pg'
       ? {
-          recordWith: <K extends WebhookEventType>(orm: Orm, change: SQL, type: K, data: WebhookEvents[K]) =>
-            store.recordWith(orm, change, type, data, now()),
+          recordWith: <K extends WebhookEventType>(
+            change: SQL,
+            values: Record<string, unknown>,
+            type: K,
+            data: WebhookEvents[K],
+          ) => store.recordWith(change, values, type, data, now()),
         }
       : {}),
     async record<K extends WebhookEventType>(tx: Orm, type: K, data: WebhookEvents[K]): Promise<void> {

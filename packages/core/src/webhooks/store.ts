@@ -184,26 +184,34 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
 
   /**
    * PostgreSQL's outbox rows of one event as common table expressions (`subscribed`, `event`, `outbox`): the
-   * enabled endpoints subscribed to `type`, the event when there is one (and, with `gate`, only when that CTE
-   * has a row), a pending delivery per endpoint. Data-modifying CTEs must be at a statement's top level, so
-   * the caller writes the `with`.
+   * enabled endpoints subscribed to `type`, the event `id` with its `data` (JSON text) at `at` (ISO text) when
+   * there is one (and, with `gate`, only when that CTE has a row), a pending delivery per endpoint. The three
+   * values are parameters, or placeholders of a kept statement. Data-modifying CTEs must be at a statement's top
+   * level, so the caller writes the `with`.
    */
-  const outboxCtes = (type: string, data: unknown, now: Date, gate?: SQL) => {
-    const id = randomUUID();
-    const at = now.toISOString();
-    const ctes = sql`subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
+  const outboxCtes = (type: string, event: { id: unknown; data: unknown; at: unknown }, gate?: SQL) =>
+    sql`subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
       event as (
         insert into ${ev} (${column(ev.id)}, ${column(ev.type)}, ${column(ev.data)}, ${column(ev.createdAt)})
-        select ${id}::uuid, ${type}, ${JSON.stringify(data)}, ${at}::timestamptz
+        select ${event.id}::uuid, ${type}, ${event.data}, ${event.at}::timestamptz
         where exists (select 1 from subscribed)${gate ? sql` and exists (select 1 from ${gate})` : sql``}
-        returning ${ev.id} as id),
+        returning ${ev.id} as id, ${ev.createdAt} as at),
       outbox as (
         insert into ${d} (${column(d.eventId)}, ${column(d.endpointId)}, ${column(d.status)},
           ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.createdAt)})
-        select event.id, subscribed.id, 'pending', 0, ${at}::timestamptz, ${at}::timestamptz
+        select event.id, subscribed.id, 'pending', 0, event.at, event.at
         from event cross join subscribed
         returning ${column(d.eventId)} as id)`;
-    return { id, ctes };
+
+  /**
+   * The statements of `recordWith`, kept per change statement and event type: a caller that keeps its change
+   * (one per shape, with placeholders) has the whole statement compiled once (sql.ts `compiledWith`).
+   */
+  const withOutbox = new WeakMap<SQL, Map<string, SQL>>();
+  const EVENT_PLACEHOLDERS = {
+    id: sql.placeholder('webhookEventId'),
+    data: sql.placeholder('webhookEventData'),
+    at: sql.placeholder('webhookEventAt'),
   };
 
   return {
@@ -216,9 +224,10 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         // One statement, one round trip (docs/performance.md "Webhooks"): the change's transaction often holds
         // a row lock (a PATCH of a user holds the user's row) until it commits, so every round trip added
         // before the commit lengthens the time other writers of that row wait.
-        const outbox = outboxCtes(type, data, now);
-        const rows = await allIn<{ id: string }>(tx, 'pg', sql`with ${outbox.ctes} select id from outbox`);
-        return rows.length > 0 ? outbox.id : null;
+        const id = randomUUID();
+        const ctes = outboxCtes(type, { id, data: JSON.stringify(data), at: now.toISOString() });
+        const rows = await allIn<{ id: string }>(tx, 'pg', sql`with ${ctes} select id from outbox`);
+        return rows.length > 0 ? id : null;
       }
       const subscribed = await subscribers(tx, type);
       if (subscribed.length === 0) return null;
@@ -226,25 +235,35 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
     },
 
     /**
-     * PostgreSQL: `change` (an UPDATE, INSERT or DELETE with RETURNING) and the event, in one statement outside
-     * any transaction: the event is stored only when `change` returns a row, and commits with it (a statement is
-     * atomic). The rows `change` returned, as the driver gives them (stored column names). What a transaction of
-     * the change and {@link record} would do, without its three extra round trips (BEGIN, the outbox statement,
-     * COMMIT) while the change's row lock is held (docs/performance.md "Webhooks").
+     * PostgreSQL: `change` (an UPDATE, INSERT or DELETE with RETURNING, its placeholders filled from `values`)
+     * and the event, in one statement outside any transaction: the event is stored only when `change` returns a
+     * row, and commits with it (a statement is atomic). The rows `change` returned, as the driver gives them
+     * (stored column names). What a transaction of the change and {@link record} would do, without its three
+     * extra round trips (BEGIN, the outbox statement, COMMIT) while the change's row lock is held
+     * (docs/performance.md "Webhooks"). A prepared statement: PostgreSQL parses and plans it once per connection.
      */
     async recordWith(
-      orm: Orm,
       change: SQL,
+      values: Record<string, unknown>,
       type: string,
       data: unknown,
       now: Date,
     ): Promise<Record<string, unknown>[]> {
       if (db.dialect !== 'pg') throw new Error('recordWith is PostgreSQL only');
-      return allIn<Record<string, unknown>>(
-        orm,
-        'pg',
-        sql`with changed as (${change}), ${outboxCtes(type, data, now, sql`changed`).ctes} select * from changed`,
-      );
+      let byType = withOutbox.get(change);
+      if (!byType) withOutbox.set(change, (byType = new Map()));
+      let statement = byType.get(type);
+      if (!statement) {
+        const ctes = outboxCtes(type, EVENT_PLACEHOLDERS, sql`changed`);
+        statement = sql`with changed as (${change}), ${ctes} select * from changed`;
+        byType.set(type, statement);
+      }
+      return db.allPrepared<Record<string, unknown>>(statement, {
+        ...values,
+        webhookEventId: randomUUID(),
+        webhookEventData: JSON.stringify(data),
+        webhookEventAt: now.toISOString(),
+      });
     },
     /**
      * Many events of one type in the caller's transaction: one read of the endpoints, then multi-row inserts

@@ -11,7 +11,7 @@ import type { Settings } from '../config/schema.js';
 import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
 import { sameShape, type Dialect } from './define-table.js';
-import { compileSql } from './sql.js';
+import { compiledWith, compileSql } from './sql.js';
 import { guarded, withStatementCache, type StatementHooks } from './statement-cache.js';
 
 /**
@@ -31,6 +31,12 @@ export interface Database {
   exec(statement: string): Promise<void>;
   /** Rows of a raw query. */
   all<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /**
+   * Rows of a raw query built once and kept by its caller, with placeholders (`sql.placeholder`,
+   * `placeholderFor`) filled from `values`: compiled once per query object (sql.ts `compiledWith`), prepared
+   * by the database once per connection. Rows as {@link Database.all} gives them (stored column names).
+   */
+  allPrepared<T = Record<string, unknown>>(query: SQL, values: Record<string, unknown>): Promise<T[]>;
   /**
    * PostgreSQL only: the rows of a read-only query run under a statement timeout of `ms` (its own
    * transaction, `SET LOCAL statement_timeout`), or undefined when the server cancelled it for that timeout
@@ -345,8 +351,10 @@ function openSqlite(options: OpenDatabaseOptions): Database {
   };
   /** A statement outside drizzle (transaction control, DDL) under the same hooks. */
   const exec = (statement: string) => guarded(hooks, () => client.exec(statement));
+  const cachedClient = withStatementCache(client, undefined, hooks);
+  const logSqlite = options.settings.dbdebug ? drizzleLogger(options.log).logQuery : undefined;
   const orm: Orm = sqliteDriver.drizzle({
-    client: withStatementCache(client, undefined, hooks),
+    client: cachedClient,
     logger: options.settings.dbdebug ? drizzleLogger(options.log) : false,
   });
   const mutex = new Mutex();
@@ -363,12 +371,17 @@ function openSqlite(options: OpenDatabaseOptions): Database {
       refuseWhileShmFaults();
       if (opening && path !== ':memory:') assertSqliteFilesWritable(path);
     },
-    ...(options.settings.dbdebug ? { logStatement: drizzleLogger(options.log).logQuery } : {}),
+    ...(logSqlite ? { logStatement: logSqlite } : {}),
     async exec(statement) {
       exec(statement);
     },
     async all<T>(query: SQL) {
       return orm.all(query) as T[];
+    },
+    async allPrepared<T>(query: SQL, values: Record<string, unknown>) {
+      const { sql: text, params } = compiledWith('sqlite', query, values);
+      logSqlite?.(text, params);
+      return cachedClient.prepare(text).all(...params) as T[];
     },
     transaction<T>(fn: (tx: Orm) => Promise<T>) {
       return mutex.run(async () => {
@@ -612,6 +625,12 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       // (the completed login, the refresh rotation: values are parameters, the text never changes) once per
       // connection instead of on every call, where drizzle's `execute` sends them unnamed.
       const { sql: text, params } = compileSql('pg', query);
+      logStatement?.(text, params);
+      const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
+      return [...(await unsafe(text, params, { prepare: true }))];
+    },
+    async allPrepared<T>(query: SQL, values: Record<string, unknown>) {
+      const { sql: text, params } = compiledWith('pg', query, values);
       logStatement?.(text, params);
       const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
       return [...(await unsafe(text, params, { prepare: true }))];

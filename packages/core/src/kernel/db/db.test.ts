@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { createAuthSchema } from '../../app/create-app.js';
 import { buildAuthSchema } from '../../app/auth-schema.js';
 import { SettingsSchema } from '../config/schema.js';
@@ -12,6 +12,7 @@ import {
   TEST_POSTGRES_URL,
 } from '../../testing/each.js';
 import { openDatabase, sqlitePath, type Database } from './database.js';
+import { placeholderFor } from './sql.js';
 import { coreTables, type CoreTables } from './tables.js';
 
 const log = createLogger({ level: 'CRITICAL', format: 'text' });
@@ -98,6 +99,36 @@ describeEachDatabase('database layer', (database) => {
     await db.orm.insert(t.userSettings).values({ userId: user!.id, data: { appearance: { theme: 'dark' } } });
     const [row] = await db.orm.select().from(t.userSettings).where(eq(t.userSettings.userId, user!.id));
     expect(row!.data).toEqual({ appearance: { theme: 'dark' } });
+  });
+
+  it('runs a kept statement with placeholders again with other values, dates encoded as its columns', async () => {
+    const [a] = await db.orm.insert(t.user).values({ username: 'kept-a', passwordHash: 'x' }).returning();
+    const [b] = await db.orm.insert(t.user).values({ username: 'kept-b', passwordHash: 'x' }).returning();
+    // One statement object, as a hot path keeps it (sql.ts `compiledWith`): compiled once, filled per call.
+    const kept = db.orm
+      .update(t.user)
+      .set({
+        lastName: placeholderFor(t.user.lastName, 'name'),
+        lastLoginAt: placeholderFor(t.user.lastLoginAt, 'at'),
+      })
+      .where(eq(t.user.id, placeholderFor(t.user.id, 'id')))
+      .returning({ id: t.user.id })
+      .getSQL();
+    const first = new Date('2026-03-04T05:06:07.891Z');
+    const second = new Date('2026-05-06T07:08:09.123Z');
+    expect(await db.allPrepared(kept, { id: a!.id, name: 'First', at: first })).toEqual([{ id: a!.id }]);
+    expect(await db.allPrepared(kept, { id: b!.id, name: 'Second', at: second })).toEqual([{ id: b!.id }]);
+    const rows = await db.orm
+      .select()
+      .from(t.user)
+      .where(inArray(t.user.id, [a!.id, b!.id]));
+    const byName = Object.fromEntries(rows.map((row) => [row.username, row]));
+    expect(byName['kept-a']).toMatchObject({ lastName: 'First', lastLoginAt: first });
+    expect(byName['kept-b']).toMatchObject({ lastName: 'Second', lastLoginAt: second });
+    // A null is written as null, not through the column's encoder.
+    expect(await db.allPrepared(kept, { id: a!.id, name: 'Third', at: null })).toEqual([{ id: a!.id }]);
+    const [third] = await db.orm.select().from(t.user).where(eq(t.user.id, a!.id));
+    expect(third).toMatchObject({ lastName: 'Third', lastLoginAt: null });
   });
 
   it('rolls a failed transaction back', async () => {

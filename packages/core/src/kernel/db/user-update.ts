@@ -1,7 +1,8 @@
 import { and, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm';
 import type { WebhookOutbox } from '../ports.js';
 import { toUserOut } from '../user-out.js';
-import type { Database, Orm } from './database.js';
+import type { Database } from './database.js';
+import { placeholderFor } from './sql.js';
 import type { CoreTables } from './tables.js';
 
 type UserTable = CoreTables['user'];
@@ -30,7 +31,7 @@ const SHOWN_FIELDS = [
  */
 export interface UpdateTogether {
   expected: UserRow;
-  run: (orm: Orm, change: SQL) => Promise<Record<string, unknown>[]>;
+  run: (change: SQL, values: Record<string, unknown>) => Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -47,8 +48,51 @@ export function userUpdatedTogether(
   if (!recordWith) return undefined;
   return {
     expected,
-    run: (orm, change) => recordWith(orm, change, 'user.updated', toUserOut({ ...expected, ...changes })),
+    run: (change, values) =>
+      recordWith(change, values, 'user.updated', toUserOut({ ...expected, ...changes })),
   };
+}
+
+/** Most update statements kept per user table (a shape is the fields set and which guarded fields are null). */
+const KEPT_SHAPES = 256;
+const shapes = new WeakMap<UserTable, Map<string, SQL>>();
+
+/**
+ * The update of one shape, built once with placeholders and kept (kernel/db/sql.ts `compiledWith`: drizzle's
+ * building and compiling of this statement cost more than the rest of the request, docs/performance.md
+ * "Webhooks"): sets `set_<field>` of each field in `set`, for the user `id`, while each field of `guarded`
+ * still holds `was_<field>` (or is null, for those `isNull` says).
+ */
+function changeStatement(
+  db: Database,
+  user: UserTable,
+  set: readonly (keyof UserRow)[],
+  guarded: readonly (typeof SHOWN_FIELDS)[number][],
+  isNullNow: (field: (typeof SHOWN_FIELDS)[number]) => boolean,
+): SQL {
+  const key = `${set.join(',')}|${guarded.map((field) => (isNullNow(field) ? `${field}=null` : field)).join(',')}`;
+  let kept = shapes.get(user);
+  if (!kept) shapes.set(user, (kept = new Map()));
+  const hit = kept.get(key);
+  if (hit) return hit;
+  const statement = db.orm
+    .update(user)
+    .set(Object.fromEntries(set.map((field) => [field, placeholderFor(user[field], `set_${field}`)])))
+    .where(
+      and(
+        eq(user.id, placeholderFor(user.id, 'id')),
+        ...guarded.map((field) =>
+          isNullNow(field)
+            ? isNull(user[field])
+            : eq(user[field], placeholderFor(user[field], `was_${field}`)),
+        ),
+      ),
+    )
+    .returning()
+    .getSQL();
+  if (kept.size >= KEPT_SHAPES) kept.clear();
+  kept.set(key, statement);
+  return statement;
 }
 
 /**
@@ -66,18 +110,44 @@ export async function updateUserTogether(
   changes: Partial<UserRow>,
   together: UpdateTogether,
 ): Promise<UserRow | undefined> {
-  const unchanged = SHOWN_FIELDS.filter((field) => !(field in changes)).map((field) => {
-    const value = together.expected[field];
-    return value === null ? isNull(user[field]) : eq(user[field], value);
-  });
-  const change = db.orm
-    .update(user)
-    .set(changes)
-    .where(and(eq(user.id, id), ...unchanged))
-    .returning();
-  const [raw] = await together.run(db.orm, change.getSQL());
-  if (!raw) return undefined;
-  // The row as the driver returns it from hand-written SQL (stored column names), mapped as drizzle maps one.
+  const set = (Object.keys(changes) as (keyof UserRow)[])
+    .filter((field) => changes[field] !== undefined)
+    .sort();
+  const guarded = SHOWN_FIELDS.filter((field) => !(field in changes));
+  const values: Record<string, unknown> = { id };
+  for (const field of set) values[`set_${field}`] = changes[field];
+  for (const field of guarded) values[`was_${field}`] = together.expected[field];
+  const change = changeStatement(db, user, set, guarded, (field) => together.expected[field] === null);
+  const [raw] = await together.run(change, values);
+  return raw ? userRowOf(user, raw) : undefined;
+}
+
+/**
+ * `changes` to the user `id` (no event): the updated row, or undefined when there is no such user. The
+ * statement of each set of fields is built once and kept (see {@link changeStatement}), on both dialects.
+ */
+export async function updateUserRow(
+  db: Database,
+  user: UserTable,
+  id: string,
+  changes: Partial<UserRow>,
+): Promise<UserRow | undefined> {
+  const set = fieldsSet(changes);
+  const values: Record<string, unknown> = { id };
+  for (const field of set) values[`set_${field}`] = changes[field];
+  const [raw] = await db.allPrepared(
+    changeStatement(db, user, set, [], () => false),
+    values,
+  );
+  return raw ? userRowOf(user, raw) : undefined;
+}
+
+/** The fields `changes` sets, in one order (drizzle's `set` leaves out an undefined value). */
+const fieldsSet = (changes: Partial<UserRow>) =>
+  (Object.keys(changes) as (keyof UserRow)[]).filter((field) => changes[field] !== undefined).sort();
+
+/** A user's row as the driver returns it from a hand-written statement (stored column names), mapped as drizzle maps one. */
+function userRowOf(user: UserTable, raw: Record<string, unknown>): UserRow {
   return Object.fromEntries(
     Object.entries(getTableColumns(user)).map(([key, column]) => {
       const value = raw[column.name];
