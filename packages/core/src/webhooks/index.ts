@@ -29,6 +29,8 @@ export const webhooksModule = defineModule({
     if (!settings.webhooks_enabled) return {};
     const now = () => new Date();
     const store = createWebhookStore(authDb, tables);
+    ports.provide('webhooks', createWebhookOutbox(store, now, authDb.dialect));
+    const service = createWebhookService({ settings, store, now });
     const worker = createWebhookWorker({
       settings,
       store,
@@ -36,8 +38,6 @@ export const webhooksModule = defineModule({
       now,
       ...(options.webhookTls ? { tls: options.webhookTls } : {}),
     });
-    ports.provide('webhooks', createWebhookOutbox(store, now, authDb.dialect, worker));
-    const service = createWebhookService({ settings, store, now });
     return {
       routers: [createWebhookRouter(service)],
       onStartup: () => worker.start(),

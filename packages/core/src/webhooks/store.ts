@@ -134,11 +134,6 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
     return rows.map((row) => row.id);
   }
 
-  /** The columns of a delivery to attempt: the delivery, its event and its endpoint ({@link claimedOf}). */
-  const attemptColumns = sql`${ev.id} as "eventId", ${ev.type} as type, ${ev.data} as data,
-      ${ev.createdAt} as "eventCreatedAt", ${ep.id} as "endpointId", ${ep.url} as url, ${ep.enabled} as enabled,
-      ${ep.secret} as secret, ${ep.previousSecret} as "previousSecret",
-      ${ep.previousSecretExpiresAt} as "previousSecretExpiresAt"`;
   /**
    * PostgreSQL's claim (SPEC-3 §3: each attempt is made by one host): the due rows locked `FOR UPDATE SKIP
    * LOCKED` (hosts polling together take different rows without waiting on each other), leased to `claim`, and
@@ -155,7 +150,10 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         order by ${d.nextAttemptAt} limit ${limit}::int for update skip locked)
       returning ${d.id} as id, ${d.attempts} as attempts, ${d.eventId} as event_id, ${d.endpointId} as endpoint_id
     )
-    select claimed.id, claimed.attempts, ${attemptColumns}
+    select claimed.id, claimed.attempts, ${ev.id} as "eventId", ${ev.type} as type, ${ev.data} as data,
+      ${ev.createdAt} as "eventCreatedAt", ${ep.id} as "endpointId", ${ep.url} as url, ${ep.enabled} as enabled,
+      ${ep.secret} as secret, ${ep.previousSecret} as "previousSecret",
+      ${ep.previousSecretExpiresAt} as "previousSecretExpiresAt"
     from claimed
     join ${ev} on ${ev.id} = claimed.event_id
     join ${ep} on ${ep.id} = claimed.endpoint_id`;
@@ -187,16 +185,11 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
   /**
    * PostgreSQL's outbox rows of one event as common table expressions (`subscribed`, `event`, `outbox`): the
    * enabled endpoints subscribed to `type`, the event `id` with its `data` (JSON text) at `at` (ISO text) when
-   * there is one (and, with `gate`, only when that CTE has a row), a pending delivery per endpoint, due at `due`
-   * and leased to `leasedBy` (null: due at `at`, for any worker's claim). The values are parameters, or
-   * placeholders of a kept statement. `outbox` returns the deliveries' ids. Data-modifying CTEs must be at a
-   * statement's top level, so the caller writes the `with`.
+   * there is one (and, with `gate`, only when that CTE has a row), a pending delivery per endpoint. The three
+   * values are parameters, or placeholders of a kept statement. Data-modifying CTEs must be at a statement's top
+   * level, so the caller writes the `with`.
    */
-  const outboxCtes = (
-    type: string,
-    event: { id: unknown; data: unknown; at: unknown; due: unknown; leasedBy: unknown },
-    gate?: SQL,
-  ) =>
+  const outboxCtes = (type: string, event: { id: unknown; data: unknown; at: unknown }, gate?: SQL) =>
     sql`subscribed as (select ${ep.id} as id from ${ep} where ${subscribedTo(type)}),
       event as (
         insert into ${ev} (${column(ev.id)}, ${column(ev.type)}, ${column(ev.data)}, ${column(ev.createdAt)})
@@ -205,11 +198,10 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         returning ${ev.id} as id, ${ev.createdAt} as at),
       outbox as (
         insert into ${d} (${column(d.eventId)}, ${column(d.endpointId)}, ${column(d.status)},
-          ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.leasedBy)}, ${column(d.createdAt)})
-        select event.id, subscribed.id, 'pending', 0, coalesce(${event.due}::timestamptz, event.at),
-          ${event.leasedBy}::text, event.at
+          ${column(d.attempts)}, ${column(d.nextAttemptAt)}, ${column(d.createdAt)})
+        select event.id, subscribed.id, 'pending', 0, event.at, event.at
         from event cross join subscribed
-        returning ${d.id} as id)`;
+        returning ${column(d.eventId)} as id)`;
 
   /**
    * The statements of `recordWith`, kept per change statement and event type: a caller that keeps its change
@@ -220,19 +212,7 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
     id: sql.placeholder('webhookEventId'),
     data: sql.placeholder('webhookEventData'),
     at: sql.placeholder('webhookEventAt'),
-    due: sql.placeholder('webhookDueAt'),
-    leasedBy: sql.placeholder('webhookLeasedBy'),
   };
-  /** The column of `recordWith`'s rows that carries the ids of the deliveries it stored. */
-  const DELIVERY_IDS = 'svc_webhook_deliveries';
-
-  /** PostgreSQL: the pending deliveries of `ids` still leased to `claim`, to attempt (`loadLeased`). */
-  const leasedStatement = sql`select ${d.id} as id, ${d.attempts} as attempts, ${attemptColumns}
-    from ${d}
-    join ${ev} on ${ev.id} = ${d.eventId}
-    join ${ep} on ${ep.id} = ${d.endpointId}
-    where ${d.id} = any(${sql.placeholder('ids')}::bigint[]) and ${d.leasedBy} = ${sql.placeholder('claim')}
-      and ${d.status} = 'pending'`;
 
   return {
     /**
@@ -245,13 +225,7 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
         // a row lock (a PATCH of a user holds the user's row) until it commits, so every round trip added
         // before the commit lengthens the time other writers of that row wait.
         const id = randomUUID();
-        const ctes = outboxCtes(type, {
-          id,
-          data: JSON.stringify(data),
-          at: now.toISOString(),
-          due: null,
-          leasedBy: null,
-        });
+        const ctes = outboxCtes(type, { id, data: JSON.stringify(data), at: now.toISOString() });
         const rows = await allIn<{ id: string }>(tx, 'pg', sql`with ${ctes} select id from outbox`);
         return rows.length > 0 ? id : null;
       }
@@ -264,11 +238,9 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
      * PostgreSQL: `change` (an UPDATE, INSERT or DELETE with RETURNING, its placeholders filled from `values`)
      * and the event, in one statement outside any transaction: the event is stored only when `change` returns a
      * row, and commits with it (a statement is atomic). The rows `change` returned, as the driver gives them
-     * (stored column names), and the ids of the deliveries stored. What a transaction of the change and
-     * {@link record} would do, without its three extra round trips (BEGIN, the outbox statement, COMMIT) while
-     * the change's row lock is held (docs/performance.md "Webhooks"). A prepared statement: PostgreSQL parses
-     * and plans it once per connection. With `lease`, the deliveries are stored leased to a worker of this
-     * process until `lease.until` (worker.ts `lease`): it attempts them without claiming them.
+     * (stored column names). What a transaction of the change and {@link record} would do, without its three
+     * extra round trips (BEGIN, the outbox statement, COMMIT) while the change's row lock is held
+     * (docs/performance.md "Webhooks"). A prepared statement: PostgreSQL parses and plans it once per connection.
      */
     async recordWith(
       change: SQL,
@@ -276,39 +248,22 @@ export function createWebhookStore(db: Database, tables: WebhookTables) {
       type: string,
       data: unknown,
       now: Date,
-      lease?: { claim: string; until: Date },
-    ): Promise<{ rows: Record<string, unknown>[]; deliveries: number[] }> {
+    ): Promise<Record<string, unknown>[]> {
       if (db.dialect !== 'pg') throw new Error('recordWith is PostgreSQL only');
       let byType = withOutbox.get(change);
       if (!byType) withOutbox.set(change, (byType = new Map()));
       let statement = byType.get(type);
       if (!statement) {
         const ctes = outboxCtes(type, EVENT_PLACEHOLDERS, sql`changed`);
-        statement = sql`with changed as (${change}), ${ctes}
-          select changed.*, (select array_agg(id) from outbox) as ${sql.identifier(DELIVERY_IDS)} from changed`;
+        statement = sql`with changed as (${change}), ${ctes} select * from changed`;
         byType.set(type, statement);
       }
-      const rows = await db.allPrepared<Record<string, unknown>>(statement, {
+      return db.allPrepared<Record<string, unknown>>(statement, {
         ...values,
         webhookEventId: randomUUID(),
         webhookEventData: JSON.stringify(data),
         webhookEventAt: now.toISOString(),
-        webhookDueAt: lease ? lease.until.toISOString() : null,
-        webhookLeasedBy: lease ? lease.claim : null,
       });
-      const ids = (rows[0]?.[DELIVERY_IDS] ?? []) as (string | number)[];
-      for (const row of rows) delete row[DELIVERY_IDS];
-      return { rows, deliveries: ids.map(Number) };
-    },
-
-    /**
-     * PostgreSQL: the deliveries of `ids` that are pending and still leased to `claim`, with what their attempts
-     * need (one read by primary key; no write: the lease was taken when they were stored).
-     */
-    async loadLeased(ids: readonly number[], claim: string): Promise<ClaimedDelivery[]> {
-      if (ids.length === 0) return [];
-      const rows = await db.allPrepared<ClaimRow>(leasedStatement, { ids: ids.map(String), claim });
-      return rows.map(claimedOf);
     },
     /**
      * Many events of one type in the caller's transaction: one read of the endpoints, then multi-row inserts

@@ -5,7 +5,6 @@ import { eventually } from '../../../../testing/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../../testing/webhook-receiver.js';
 import { openDatabase } from '../kernel/db/database.js';
 import type { Settings } from '../kernel/config/schema.js';
-import { createPostgresDatabase, reportSkipped, TEST_POSTGRES_URL } from '../testing/each.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
 import { createStandaloneWebhookOutbox } from './outbox.js';
 import type { WebhookTables } from './tables.js';
@@ -295,62 +294,5 @@ describeEachDatabase('Webhooks: batched settlements', (database) => {
       await app?.close();
       await receiver.close();
     }
-  });
-});
-
-/**
- * PostgreSQL: a change written with its event in one statement (`recordWith`, an admin's edit of a user) stores
- * its deliveries leased to the worker of the process that wrote them, which attempts them without claiming
- * them (outbox.ts `DeliveryHandOff`, worker.ts `lease`; docs/performance.md "Webhooks").
- */
-describe('Webhooks: deliveries handed to the process that stored them [postgres]', () => {
-  if (!TEST_POSTGRES_URL) {
-    reportSkipped('webhook hand-off', 'SVC_TEST_POSTGRES_URL is not set');
-    return;
-  }
-  let created: { url: string; drop(): Promise<void> };
-  let app: TestApp;
-  let receiver: WebhookReceiver;
-  beforeAll(async () => {
-    created = await createPostgresDatabase();
-    // Answers late, so the attempt is still in flight when the test reads the delivery.
-    receiver = await startWebhookReceiver({ delayMs: 400 });
-    app = await startTestApp({
-      database: { dialect: 'pg', label: 'postgres', url: created.url },
-      settings: { webhooks_enabled: true, webhooks_allow_private_targets: true, webhook_timeout_seconds: 5 },
-    });
-  }, 30_000);
-  afterAll(async () => {
-    await app?.close();
-    await receiver?.close();
-    await created?.drop();
-  }, 30_000);
-
-  it('stores the delivery of an edit leased to this process, attempts it at once and settles it', async () => {
-    const admin = await app.loginAs(await app.createUser({ username: 'ho_admin', isSuperuser: true }));
-    const user = await app.createUser({ username: 'ho_user' });
-    await admin.post('/api/admin/webhooks', { url: receiver.url('/handoff'), events: ['user.updated'] });
-    const rt = app.app.runtime;
-    const { webhookDelivery: d } = rt.tables.webhooks as unknown as WebhookTables;
-    const before = Date.now();
-    expect((await admin.patch(`/api/admin/user/${user.id}`, { firstName: 'Handed' })).status).toBe(200);
-    // Read at once: the statement that stored the delivery leased it for the attempt's time limit and more,
-    // where a delivery stored for any worker is due now, unleased, until a poll claims it.
-    const [stored] = await rt.authDb.orm.select().from(d);
-    expect(stored).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(stored!.leasedBy).toEqual(expect.any(String));
-    expect(stored!.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before + 5000);
-    await eventually(() => receiver.at('/handoff').length === 1);
-    expect(receiver.at('/handoff')[0]!.json).toMatchObject({
-      type: 'user.updated',
-      data: { id: user.id, firstName: 'Handed' },
-    });
-    const row = async () => (await rt.authDb.orm.select().from(d).where(eq(d.id, stored!.id)))[0];
-    for (let i = 0; i < 250 && (await row())?.status === 'pending'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const done = await row();
-    expect(done).toMatchObject({ status: 'succeeded', attempts: 1, lastStatusCode: 204, leasedBy: null });
-    expect(receiver.at('/handoff')).toHaveLength(1);
   });
 });

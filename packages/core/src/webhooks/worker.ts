@@ -177,50 +177,6 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     }
   }
 
-  /** Starts the attempt of `job`, held under `claim`, in the background. */
-  function attempt(job: ClaimedDelivery, claim: string): void {
-    const running = deliver(job, claim);
-    inFlight.add(running);
-    void running.finally(() => {
-      inFlight.delete(running);
-      // Under a backlog the worker claims again soon after slots free, not at the next interval: at once
-      // when half a batch is free, else after the others freeing meanwhile (CLAIM_GATHER_MS).
-      if (backlog && !pollingNow)
-        scheduleWithin(MAX_IN_FLIGHT - inFlight.size >= CLAIM_BATCH / 2 ? 0 : CLAIM_GATHER_MS);
-    });
-  }
-
-  /**
-   * The claim under which deliveries are stored leased to this worker (`lease`): one for the process's life.
-   * Like any claim it holds a delivery only until its lease ends; another host may then take it.
-   */
-  const ownClaim = randomUUID();
-  /** Leases given whose statements have not handed them back yet. */
-  let leasesOut = 0;
-  /** Deliveries handed off and not yet read. */
-  let handedOff: number[] = [];
-  let readScheduled = false;
-  /** The reads of handed-off deliveries, one after another. */
-  let reading: Promise<void> = Promise.resolve();
-
-  /** Reads the deliveries handed off since the last read (one statement for all of them) and attempts them. */
-  function readHandedOff(): void {
-    readScheduled = false;
-    const ids = handedOff;
-    handedOff = [];
-    reading = reading.then(async () => {
-      try {
-        for (const job of await store.loadLeased(ids, ownClaim)) attempt(job, ownClaim);
-      } catch (error) {
-        // Left leased: attempted after the lease like a delivery whose host died (SPEC-3 §3, at least once).
-        log.warn('webhook deliveries handed off could not be read', {
-          deliveries: ids.length,
-          error: String(error),
-        });
-      }
-    });
-  }
-
   async function poll(): Promise<boolean> {
     const free = MAX_IN_FLIGHT - inFlight.size;
     let full = free <= 0;
@@ -235,7 +191,17 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         limit,
       );
       full = jobs.length === limit;
-      for (const job of jobs) attempt(job, claim);
+      for (const job of jobs) {
+        const running = deliver(job, claim);
+        inFlight.add(running);
+        void running.finally(() => {
+          inFlight.delete(running);
+          // Under a backlog the worker claims again soon after slots free, not at the next interval: at once
+          // when half a batch is free, else after the others freeing meanwhile (CLAIM_GATHER_MS).
+          if (backlog && !pollingNow)
+            scheduleWithin(MAX_IN_FLIGHT - inFlight.size >= CLAIM_BATCH / 2 ? 0 : CLAIM_GATHER_MS);
+        });
+      }
     }
     connections.sweep();
     if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
@@ -274,29 +240,6 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   }
 
   return {
-    /**
-     * A lease for the deliveries of one event about to be stored (outbox.ts `recordWith`), so that this worker
-     * attempts them as soon as they are committed, without claiming them: the claim's update and its read of
-     * the due rows are the larger part of what a delivery costs the database (docs/performance.md "Webhooks").
-     * Undefined while the worker is stopped or has no room (they are then stored due, for any worker's claim).
-     * Every lease given must be handed back by {@link handOff}.
-     */
-    lease(): { claim: string; until: Date } | undefined {
-      if (stopped || inFlight.size + handedOff.length + leasesOut >= MAX_IN_FLIGHT) return undefined;
-      leasesOut++;
-      return { claim: ownClaim, until: new Date(deps.now().getTime() + timeoutMs + LEASE_MARGIN_MS) };
-    },
-    /** Gives a lease back with the deliveries stored under it (none when the statement failed). */
-    handOff(deliveries: readonly number[]): void {
-      leasesOut--;
-      if (deliveries.length === 0 || stopped) return;
-      handedOff.push(...deliveries);
-      if (!readScheduled) {
-        readScheduled = true;
-        // After the other statements finishing in this turn of the event loop: one read for all of them.
-        setImmediate(readHandedOff);
-      }
-    },
     start(): void {
       if (!stopped) return;
       stopped = false;
@@ -310,9 +253,6 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       stopped = true;
       clearTimeout(timer);
       await polling;
-      // Deliveries handed off before the stop are attempted with the others in flight.
-      if (readScheduled) readHandedOff();
-      await reading;
       await Promise.allSettled([...inFlight]);
       await flushSettlements();
       connections.close();
