@@ -166,7 +166,14 @@ describeEachDatabase('svc permissions and svc groups', (database) => {
   it(
     'groups: create with a permission, add a user, grant, revoke, remove: the server follows each step',
     async () => {
-      await svc(['permissions', 'sync']); // the codenames exist (idempotent when the first test ran)
+      // The codenames exist (the first test synced them; stored here through the admin API when it did not run,
+      // without a CLI process for a step this test does not check).
+      const root = await app.loginAs({ username: 'root', password: 'root-password-123' });
+      const have = (await stored()).map(([codename]) => codename);
+      for (const codename of ['notes.read', 'notes.write'].filter((c) => !have.includes(c))) {
+        const made = await root.post('/api/admin/permissions/permissions', { codename, description: '' });
+        expect(made.status).toBe(201);
+      }
       const alice = await app.createUser({ username: 'alice' });
       const client = await app.loginAs(alice);
       expect((await client.get('/api/notes')).status).toBe(403);
@@ -211,7 +218,14 @@ describeEachDatabase('svc permissions and svc groups', (database) => {
   it(
     'refuses unknown groups, users and codenames and a duplicate group with exit 1 and one line',
     async () => {
-      await svc(['groups', 'create', 'readers']);
+      // The group the refusals meet, made through the admin API (svc groups create is the previous test's).
+      const root = await app.loginAs({ username: 'root', password: 'root-password-123' });
+      const readers = await root.post('/api/admin/permissions/groups', {
+        name: 'readers',
+        description: '',
+        permissionIds: [],
+      });
+      expect(readers.status).toBe(201);
       const duplicate = await svc(['groups', 'create', ' readers ']);
       expect(duplicate.code).toBe(1);
       expect(errorLine(duplicate)).toBe("svc: group 'readers' already exists");

@@ -170,15 +170,8 @@ describeEachDatabase('svc users', (database) => {
   it(
     'update changes flags and email, clears an empty email and refuses one in use',
     async () => {
-      await users([
-        'create',
-        'dave',
-        '--password',
-        'correct-horse-battery',
-        '--email',
-        'dave@example.com',
-        '--staff',
-      ]);
+      // Set-up, not under test (create is, above): the user manager `svc users create` uses, without a process.
+      await app.createUser({ username: 'dave', email: 'dave@example.com', isStaff: true });
       const res = await users([
         'update',
         'dave',
@@ -219,7 +212,7 @@ describeEachDatabase('svc users', (database) => {
   it(
     'update --password: CLI minimum 8 unless --force; lifts the lock, stamps password_changed_at, deletes refresh tokens',
     async () => {
-      await users(['create', 'erin', '--password', 'correct-horse-battery']);
+      await app.createUser({ username: 'erin', password: 'correct-horse-battery' });
       const client = await app.loginAs({ username: 'erin', password: 'correct-horse-battery' });
       const before = await rowOf('erin');
       const refreshOf = async () =>
@@ -262,7 +255,7 @@ describeEachDatabase('svc users', (database) => {
   it(
     'delete asks for confirmation unless --yes and removes the user with links, settings and tokens',
     async () => {
-      await users(['create', 'frank', '--password', 'correct-horse-battery']);
+      await app.createUser({ username: 'frank', password: 'correct-horse-battery' });
       await app.loginAs({ username: 'frank', password: 'correct-horse-battery' });
       const frank = await rowOf('frank');
       const [group] = (await db.orm.insert(tables.group).values({ name: 'cli-group' }).returning()) as any[];
@@ -286,7 +279,7 @@ describeEachDatabase('svc users', (database) => {
       expect(await byFrank(tables.userSettings)).toEqual([]);
       expect(await byFrank(tables.refreshToken)).toEqual([]);
 
-      await users(['create', 'gina', '--password', 'correct-horse-battery']);
+      await app.createUser({ username: 'gina', password: 'correct-horse-battery' });
       const yes = await users(['delete', 'gina', '-y']);
       expect(yes.code).toBe(0);
       expect(await rowOf('gina')).toBeUndefined();

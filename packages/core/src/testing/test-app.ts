@@ -62,7 +62,10 @@ export interface TestApp extends TestClient {
   url: string;
   /** A client that sends `token` on every request. */
   as(token: string): TestClient;
-  /** Inserts a user directly (password hashed like the server does). Default password: `correct-horse-battery`. */
+  /**
+   * Inserts a user directly (password hashed like the server does, once per password per app: users given the
+   * same password share its Argon2id hash). Default password: `correct-horse-battery`.
+   */
   createUser(input: CreateUserInput): Promise<TestUser>;
   /** Logs in over HTTP (`POST /api/auth/token`) and returns a client carrying the access token. */
   loginAs(user: { username: string; password: string } | TestUser): Promise<LoggedInClient>;
@@ -149,6 +152,18 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
   // exercised through real `svc serve` processes).
   const { url } = await app.listen({ host: '127.0.0.1', port: port ?? 0, drainWindowMs: 0 });
   const client = createClient(url);
+  // One Argon2id hash per password: a test creates many users with the default password, and each hash costs
+  // tens of milliseconds of CPU (more on a loaded machine) for nothing that test checks. Logins still verify.
+  const hashes = new Map<string, Promise<string>>();
+  const hashOnce = (password: string): Promise<string> => {
+    let hash = hashes.get(password);
+    if (!hash) {
+      hash = app.runtime.ports.get('loginGuard').hashPassword(password);
+      hash.catch(() => hashes.delete(password));
+      hashes.set(password, hash);
+    }
+    return hash;
+  };
   const testApp: TestApp = {
     ...client,
     app,
@@ -161,7 +176,7 @@ export async function startTestApp(options: StartTestAppOptions): Promise<TestAp
       const manager = createUserManager({
         db: rt.authDb,
         tables: rt.tables.core,
-        hashPassword: (p) => rt.ports.get('loginGuard').hashPassword(p),
+        hashPassword: hashOnce,
         now: () => new Date(),
       });
       const row = await manager.create({ ...input, username: input.username.trim().toLowerCase(), password });
