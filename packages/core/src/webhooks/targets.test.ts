@@ -117,7 +117,8 @@ describe('Webhook targets', () => {
       server = createServer((req, res) => {
         ports.push(req.socket.remotePort!);
         req.resume();
-        if (req.url === '/big') res.end('x'.repeat(RESPONSE_BODY_LIMIT * 8));
+        // Far more than arrives with the head: the attempt stops reading while the answer is still coming.
+        if (req.url === '/big') res.end('x'.repeat(RESPONSE_BODY_LIMIT * 1024));
         else if (req.url !== '/hang') res.end('ok');
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -145,7 +146,7 @@ describe('Webhook targets', () => {
         expect((await attempt('/a')).statusCode).toBe(200);
         expect((await attempt('/a')).statusCode).toBe(200);
         expect(ports[1]).toBe(ports[0]);
-        // An answer over the limit is cut off with its connection: the next attempt opens another.
+        // An answer over the limit is cut off with its connection, half read: the next attempt opens another.
         expect((await attempt('/big')).statusCode).toBe(200);
         expect(ports[2]).toBe(ports[0]);
         expect((await attempt('/a')).statusCode).toBe(200);
