@@ -59,14 +59,26 @@ export function permissionOut(row: PermissionRow, t: Translate): PermissionOut {
   };
 }
 
-/** A group as the routes answer it, with its permissions and their ids. */
-export function groupOut(row: GroupRow & { permissions: PermissionRow[] }, t: Translate): GroupOut {
+/**
+ * A group as the routes answer it, with its permissions and their ids. `shown` keeps each permission's answer
+ * for the other groups of one list (a thousand groups share a few dozen permissions; each answer is the same).
+ */
+export function groupOut(
+  row: GroupRow & { permissions: PermissionRow[] },
+  t: Translate,
+  shown = new Map<number, PermissionOut>(),
+): GroupOut {
+  const out = (p: PermissionRow) => {
+    let answer = shown.get(p.id);
+    if (!answer) shown.set(p.id, (answer = permissionOut(p, t)));
+    return answer;
+  };
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     permissionIds: row.permissions.map((p) => p.id),
-    permissions: row.permissions.map((p) => permissionOut(p, t)),
+    permissions: row.permissions.map(out),
     ...labelled(t, groupLabelKey(row.name), groupDescriptionKey(row.name), row.name, row.description),
   };
 }
@@ -145,7 +157,8 @@ export function createRbacService({ store, events, webhooks, log }: RbacServiceD
     },
 
     async listGroups(t: Translate): Promise<GroupOut[]> {
-      return (await store.listGroups()).map((g) => groupOut(g, t));
+      const shown = new Map<number, PermissionOut>();
+      return (await store.listGroups()).map((g) => groupOut(g, t, shown));
     },
 
     async createGroup(
