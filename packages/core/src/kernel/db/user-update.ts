@@ -110,12 +110,9 @@ export async function updateUserTogether(
   changes: Partial<UserRow>,
   together: UpdateTogether,
 ): Promise<UserRow | undefined> {
-  const set = (Object.keys(changes) as (keyof UserRow)[])
-    .filter((field) => changes[field] !== undefined)
-    .sort();
+  const set = fieldsSet(changes);
   const guarded = SHOWN_FIELDS.filter((field) => !(field in changes));
-  const values: Record<string, unknown> = { id };
-  for (const field of set) values[`set_${field}`] = changes[field];
+  const values = valuesOf(id, changes, set);
   for (const field of guarded) values[`was_${field}`] = together.expected[field];
   const change = changeStatement(db, user, set, guarded, (field) => together.expected[field] === null);
   const [raw] = await together.run(change, values);
@@ -133,13 +130,22 @@ export async function updateUserRow(
   changes: Partial<UserRow>,
 ): Promise<UserRow | undefined> {
   const set = fieldsSet(changes);
-  const values: Record<string, unknown> = { id };
-  for (const field of set) values[`set_${field}`] = changes[field];
   const [raw] = await db.allPrepared(
     changeStatement(db, user, set, [], () => false),
-    values,
+    valuesOf(id, changes, set),
   );
   return raw ? userRowOf(user, raw) : undefined;
+}
+
+/** The placeholder values of {@link changeStatement}: the user's id and each field `set` takes from `changes`. */
+function valuesOf(
+  id: string,
+  changes: Partial<UserRow>,
+  set: readonly (keyof UserRow)[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = { id };
+  for (const field of set) values[`set_${field}`] = changes[field];
+  return values;
 }
 
 /** The fields `changes` sets, in one order (drizzle's `set` leaves out an undefined value). */
