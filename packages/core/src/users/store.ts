@@ -23,6 +23,7 @@ const SEARCHED_COLUMNS = ['username', 'email', 'first_name', 'last_name'] as con
 
 type UserTable = CoreTables['user'];
 export type StoredUser = UserTable['$inferSelect'];
+
 /** Columns the admin routes may change. */
 export type UserChanges = Partial<
   Pick<
@@ -110,7 +111,6 @@ export function createUserStore(
   // docs/performance.md "Large tables": the list and its count run on a worker thread on a file database.
   const reads = createLongReads(db);
   const searchTable = `${name}_search`;
-
   /**
    * The text index of `search`. SQLite: an FTS5 table (trigram tokenizer) of the searched columns and the user
    * id, kept by triggers (an update only when a searched column changes, so logins do not touch it), filled

@@ -162,6 +162,46 @@ describe('Webhook targets', () => {
   });
 });
 
+describe('a receiver that closes a kept-alive connection as it is reused', () => {
+  it('gets the attempt again on a new connection, once', async () => {
+    // Answers the first request of each connection and closes the connection at its second, unanswered: what
+    // a receiver's idle timeout does when it fires just as the next attempt arrives.
+    const served = new WeakMap<object, number>();
+    let cut = 0;
+    const server = createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      req.resume();
+      if (n === 1) res.end('ok');
+      else {
+        cut++;
+        req.socket.destroy();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const pool = createConnectionPool({ allowPrivate: true });
+    const attempt = () =>
+      attemptDelivery({
+        url,
+        body: '{}',
+        headers: {},
+        timeoutMs: 2000,
+        allowPrivate: true,
+        agent: pool.agentFor(new URL(url)),
+      });
+    try {
+      expect(await attempt()).toEqual({ statusCode: 200, error: null });
+      expect(await attempt()).toEqual({ statusCode: 200, error: null });
+      expect(cut).toBe(1);
+    } finally {
+      pool.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe('an https receiver', () => {
   // A self-signed certificate for localhost, made by openssl for this test; attempts trust it through `tls.ca`
   // (createApp's `webhookTls`), as a deployment with a private certificate authority would.

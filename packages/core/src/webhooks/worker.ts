@@ -48,7 +48,8 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; da
 /**
  * The delivery worker of one process (SPEC-3 §3 "Delivery"; docs/webhooks.md): every half second, at once
  * after a full batch, and soon after slots free under a backlog, it claims due deliveries with a lease and
- * attempts them in the background, at most {@link MAX_IN_FLIGHT} at a time, on kept-alive connections per receiver (connections.ts). Finished attempts
+ * attempts them in the background, at most {@link MAX_IN_FLIGHT} at a time, on kept-alive connections per
+ * receiver (connections.ts). Finished attempts
  * are settled together: within {@link SETTLE_DELAY_MS} or once {@link SETTLE_BATCH} are waiting, one statement
  * writes them all, each still only while its claim holds. Requests never wait for it: they only write the
  * outbox. Once an hour it purges finished records older than 30 days.

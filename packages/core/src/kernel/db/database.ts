@@ -610,6 +610,17 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       return 'postgres';
     }
   })();
+  /**
+   * A compiled statement run prepared (docs/performance.md "PostgreSQL round trips"): postgres-js keeps it per
+   * connection by its text, so PostgreSQL parses and plans the hand-written statements of hot paths (the
+   * completed login, the refresh rotation: values are parameters, the text never changes) once per connection
+   * instead of on every call, where drizzle's `execute` sends them unnamed.
+   */
+  async function prepared<T>({ sql: text, params }: { sql: string; params: unknown[] }): Promise<T[]> {
+    logStatement?.(text, params);
+    const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
+    return [...(await unsafe(text, params, { prepare: true }))];
+  }
   return {
     dialect: 'pg',
     url: options.url,
@@ -619,21 +630,11 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     async exec(statement) {
       await client.unsafe(statement);
     },
-    async all<T>(query: SQL) {
-      // A prepared statement (docs/performance.md "PostgreSQL round trips"): postgres-js keeps it per
-      // connection by its text, so PostgreSQL parses and plans the hand-written statements of hot paths
-      // (the completed login, the refresh rotation: values are parameters, the text never changes) once per
-      // connection instead of on every call, where drizzle's `execute` sends them unnamed.
-      const { sql: text, params } = compileSql('pg', query);
-      logStatement?.(text, params);
-      const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
-      return [...(await unsafe(text, params, { prepare: true }))];
+    all<T>(query: SQL) {
+      return prepared<T>(compileSql('pg', query));
     },
-    async allPrepared<T>(query: SQL, values: Record<string, unknown>) {
-      const { sql: text, params } = compiledWith('pg', query, values);
-      logStatement?.(text, params);
-      const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
-      return [...(await unsafe(text, params, { prepare: true }))];
+    allPrepared<T>(query: SQL, values: Record<string, unknown>) {
+      return prepared<T>(compiledWith('pg', query, values));
     },
     async allWithin<T>(query: SQL, ms: number) {
       const { sql: text, params } = compileSql('pg', query);

@@ -41,7 +41,7 @@ export function compileSql(dialect: Dialect, query: SQL): { sql: string; params:
   return (dialect === 'pg' ? PG_DIALECT : SQLITE_DIALECT).sqlToQuery(query);
 }
 
-/** Compiled statements of {@link compiledOf}, by the statement object and its dialect. */
+/** Compiled statements of {@link compiledWith}, by the statement object and its dialect. */
 const compiled = { pg: new WeakMap<SQL, CompiledSql>(), sqlite: new WeakMap<SQL, CompiledSql>() };
 
 interface CompiledSql {
