@@ -12,6 +12,7 @@ import {
   TEST_POSTGRES_URL,
 } from '../../testing/each.js';
 import { openDatabase, sqlitePath, type Database } from './database.js';
+import { createLongReads } from './sqlite-reader.js';
 import { placeholderFor } from './sql.js';
 import { coreTables, type CoreTables } from './tables.js';
 
@@ -261,5 +262,55 @@ describe('a PostgreSQL read within a time budget', () => {
     expect(await db.all(sql`select now() = statement_timestamp() as outside`)).toEqual([{ outside: true }]);
     // A query stopped by the budget it asked for is no fault of the database: the probe stays ready.
     expect(await db.ping(3_000)).toBe(true);
+  });
+
+  // docs/performance.md "The console's lists at a million users": a statement kept prepared may be run with a
+  // generic plan from its sixth run on; the long reads (searches, filters, their counts) are planned for their
+  // values every time. Seen from the one connection's prepared statements (pg_prepared_statements).
+  it('sends the long reads unnamed, planned for their values on every run, and keeps other statements prepared', async () => {
+    const settings = SettingsSchema.parse({});
+    const t = coreTables(settings, db.dialect);
+    await createAuthSchema(db, buildAuthSchema(settings, db.dialect));
+    const created = new Date('2026-11-27T12:00:00.000Z');
+    await db.orm.insert(t.user).values({
+      id: 'b3f1c1de-0000-4000-8000-000000000001',
+      username: 'planned',
+      passwordHash: '!',
+      createdAt: created,
+    });
+    const kept = async () =>
+      (await db.all<{ statement: string }>(sql`select statement from pg_prepared_statements`)).map(
+        (r) => r.statement,
+      );
+    const reads = createLongReads(db);
+    for (let run = 0; run < 7; run++) {
+      const rows = await reads.rows(
+        t.user,
+        db.orm
+          .select()
+          .from(t.user)
+          .where(sql`lower(${t.user.username}) like ${'%lann%'}`),
+      );
+      // Mapped as drizzle maps them.
+      expect(rows).toEqual([
+        expect.objectContaining({ username: 'planned', createdAt: created, isActive: true }),
+      ]);
+      expect(
+        await reads.number(
+          sql`select count(*) from ${t.user} where lower(${t.user.username}) like ${'%lann%'}`,
+        ),
+      ).toBe(1);
+      expect(
+        await reads.numberWithin(
+          sql`select count(*) from ${t.user} where ${t.user.username} like ${'plan%'}`,
+          1_000,
+        ),
+      ).toBe(1);
+    }
+    await db.all(sql`select ${1}::int as ordinary`);
+    const statements = await kept();
+    expect(statements.filter((text) => text.includes('like'))).toEqual([]);
+    // Other statements are kept: the check above would see a long read kept prepared.
+    expect(statements).toContain('select $1::int as ordinary');
   });
 });

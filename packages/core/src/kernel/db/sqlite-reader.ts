@@ -155,12 +155,6 @@ export function acquireSqliteReader(db: Database): SqliteReader | undefined {
   };
 }
 
-/** `{sql, params}` of an `sql` template on SQLite (the reader takes compiled queries). */
-export function compileSqlite(db: Database, query: SQL): CompiledQuery {
-  const { sql, params } = compileSql(db.dialect, query);
-  return { sql, params };
-}
-
 /** Maps raw column values (in the order of `fields`) as drizzle would. */
 function mapRow<T>(fields: Record<string, Column>, raw: unknown[]): T {
   const row: Record<string, unknown> = {};
@@ -173,13 +167,16 @@ function mapRow<T>(fields: Record<string, Column>, raw: unknown[]): T {
 
 /**
  * The long reads of a store: on the read worker of a file database, on the connection otherwise. `rows` takes
- * a select of every column of `table` (`orm.select().from(table)…`); `number` a query of one number.
+ * a select of every column of `table` (`orm.select().from(table)…`); `number` a query of one number. On
+ * PostgreSQL both are planned for their values on every run: drizzle sends its selects unnamed, and `number`
+ * goes through `Database.allPlanned` (a count kept prepared may switch to a generic plan).
  */
 export function createLongReads(db: Database) {
   const reader = acquireSqliteReader(db);
   async function number(query: SQL): Promise<number> {
-    if (reader) {
-      const [row] = await reader.all(compileSqlite(db, query));
+    const arrays = reader ? reader.all.bind(reader) : db.allPlanned?.bind(db);
+    if (arrays) {
+      const [row] = await arrays(compileSql(db.dialect, query));
       return Number(row?.[0] ?? 0);
     }
     const [row] = await db.all<Record<string, unknown>>(query);
