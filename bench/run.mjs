@@ -821,6 +821,14 @@ function printConsoleData(name, result) {
     ],
   ];
   const { alone, aloneAtRate } = result.stall;
+  if (result.clicks) {
+    const c = result.clicks;
+    console.log(
+      `an administrator clicking through the lists (${fmtInt(c.pages)} pages, ${c.pauseMs} ms between an answer and the next click; pages p50 ${fmtMs(c.p50)}, max ${fmtMs(c.max)}), other users at ${fmtInt(result.rate)} req/s: ` +
+        `GET /api/auth/user p50 ${fmtMs(c.userP50)} / p99 ${fmtMs(c.userP99)} (< ${CONSOLE_BUDGET.userP99Ms} ms: ${c.userP99 < CONSOLE_BUDGET.userP99Ms ? 'yes' : 'NO'}); ` +
+        `alone at that rate p99 ${fmtMs(aloneAtRate?.p99)}\n`,
+    );
+  }
   for (const [title, rows, summary] of passes) {
     if (!rows || !summary) continue;
     console.log(`${title}:\n`);
