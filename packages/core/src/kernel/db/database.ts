@@ -451,12 +451,12 @@ type PgSql = ReturnType<typeof postgres>;
 const QUERY_CANCELED = '57014';
 const isQueryCanceled = (error: unknown) => (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
 
-/** The parts of a postgres-js query the client-side bound uses. */
 /** A postgres-js query whose rows come as arrays of column values (`values()`, as drizzle reads them). */
 interface PgRowsQuery extends Promise<unknown[][]> {
   values(): Promise<unknown[][]>;
 }
 
+/** The parts of a postgres-js query the client-side bound uses. */
 interface PgQuery extends Promise<unknown> {
   /** Set when the query is handed to a connection; null while it waits for one. */
   state: unknown;
