@@ -14,7 +14,7 @@ import {
   type SQL,
 } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
-import { forUpdate } from '../kernel/db/sql.js';
+import { forUpdate, numberPlanned } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -169,11 +169,13 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           .orderBy(sql`${o.createdAt} desc`, sql`${o.id} desc`)
           .limit(options.limit)
           .offset(options.offset),
-        db.all<{ n: number | string }>(
+        // Planned for the search on every run (a count kept prepared may switch to a generic plan).
+        numberPlanned(
+          db,
           sql`select count(*) as n from (select 1 from ${o} ${where ? sql`where ${where}` : sql``} limit ${bound}) as bounded`,
         ),
       ]);
-      return { rows, total: Number(total[0]?.n ?? 0) };
+      return { rows, total };
     },
     /** One page of the members (oldest first, from the `organization_id, joined_at, user_id` index). */
     async members(orgId: string, options: { search?: string; limit: number; offset: number }) {
@@ -200,13 +202,14 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           .orderBy(asc(m.joinedAt), asc(m.userId))
           .limit(options.limit)
           .offset(options.offset),
-        db.all<{ n: number | string }>(
+        numberPlanned(
+          db,
           pattern
             ? sql`select count(*) as n from (select 1 from ${m} inner join ${user} on ${user.id} = ${m.userId} where ${where} limit ${bound}) as bounded`
             : sql`select count(*) as n from (select 1 from ${m} where ${m.organizationId} = ${orgId} limit ${bound}) as bounded`,
         ),
       ]);
-      return { rows: rows as MemberInfo[], total: Number(total[0]?.n ?? 0) };
+      return { rows: rows as MemberInfo[], total };
     },
     async member(orgId: string, userId: string): Promise<MemberInfo | undefined> {
       const rows = await orm

@@ -1,6 +1,7 @@
 import { is, Param, Placeholder, sql, type Column, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import type { Database } from './database.js';
 import { sameShape, type Dialect } from './define-table.js';
 
 /** A column name alone, for `SET` lists and `INSERT` column lists of hand-written statements. */
@@ -105,4 +106,18 @@ export function forUpdate<T>(dialect: Dialect, query: PromiseLike<T>): PromiseLi
 export async function allIn<T>(tx: unknown, dialect: Dialect, query: SQL): Promise<T[]> {
   if (dialect === 'pg') return [...(await sameShape<{ execute(q: SQL): Promise<T[]> }>(tx).execute(query))];
   return sameShape<{ all(q: SQL): T[] }>(tx).all(query);
+}
+
+/**
+ * The number a read answers (a bounded count) when its best plan depends on its values (a search, a filter):
+ * on PostgreSQL planned for those values on every run (`Database.allPlanned`: a count kept prepared may switch
+ * to a generic plan); elsewhere as `Database.all` runs it.
+ */
+export async function numberPlanned(db: Database, query: SQL): Promise<number> {
+  if (db.allPlanned) {
+    const [row] = await db.allPlanned(compileSql(db.dialect, query));
+    return Number(row?.[0] ?? 0);
+  }
+  const [row] = await db.all<Record<string, unknown>>(query);
+  return Number(Object.values(row ?? {})[0] ?? 0);
 }

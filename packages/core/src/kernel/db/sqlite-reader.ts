@@ -4,7 +4,7 @@ import type { Database as BetterSqlite3 } from 'better-sqlite3';
 import { getTableColumns, type Column, type SQL, type Table } from 'drizzle-orm';
 import type { Database } from './database.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
-import { compileSql } from './sql.js';
+import { compileSql, numberPlanned } from './sql.js';
 
 /**
  * Reads of a file database that may take more than a few milliseconds (admin lists, searches, counts) run in a
@@ -169,18 +169,14 @@ function mapRow<T>(fields: Record<string, Column>, raw: unknown[]): T {
  * The long reads of a store: on the read worker of a file database, on the connection otherwise. `rows` takes
  * a select of every column of `table` (`orm.select().from(table)…`); `number` a query of one number. On
  * PostgreSQL both are planned for their values on every run: drizzle sends its selects unnamed, and `number`
- * goes through `Database.allPlanned` (a count kept prepared may switch to a generic plan).
+ * is {@link numberPlanned}.
  */
 export function createLongReads(db: Database) {
   const reader = acquireSqliteReader(db);
   async function number(query: SQL): Promise<number> {
-    const arrays = reader ? reader.all.bind(reader) : db.allPlanned?.bind(db);
-    if (arrays) {
-      const [row] = await arrays(compileSql(db.dialect, query));
-      return Number(row?.[0] ?? 0);
-    }
-    const [row] = await db.all<Record<string, unknown>>(query);
-    return Number(Object.values(row ?? {})[0] ?? 0);
+    if (!reader) return numberPlanned(db, query);
+    const [row] = await reader.all(compileSql(db.dialect, query));
+    return Number(row?.[0] ?? 0);
   }
   return {
     async rows<T>(table: Table, query: { toSQL(): CompiledQuery } & PromiseLike<T[]>): Promise<T[]> {
