@@ -16,7 +16,7 @@ import {
   type SQLWrapper,
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
-import { columnName as column, compileSql } from '../kernel/db/sql.js';
+import { columnName as column } from '../kernel/db/sql.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import {
   buildTrigramIndexes,
@@ -313,11 +313,9 @@ export function createActivityStore(
           excluded.map((fragment) => sql`and not (${contains(sql.raw('path'), fragment)})`),
           sql` `,
         )} limit ${PATHS_PER_PATH_READ_MAX + 1}`;
-    // Planned for the text on every run (`Database.allPlanned`), as the long reads.
-    const paths = db.allPlanned
-      ? (await db.allPlanned(compileSql(db.dialect, query))).map((row) => String(row[0]))
-      : (await db.all<{ path: string }>(query)).map((row) => row.path);
-    return paths.length > PATHS_PER_PATH_READ_MAX ? undefined : paths;
+    // Planned for the text on every run, as the long reads.
+    const rows = await db.allPlanned<{ path: string }>(query);
+    return rows.length > PATHS_PER_PATH_READ_MAX ? undefined : rows.map((row) => row.path);
   }
 
   /**

@@ -11,6 +11,17 @@ import { createConnectionPool } from './connections.js';
 import { RESPONSE_BODY_LIMIT } from './constants.js';
 import { isPrivateAddress } from './target.js';
 
+/** An attempt of `{}` at a loopback receiver's `url`, on `pool`'s kept-alive connections. */
+const attemptThrough = (pool: ReturnType<typeof createConnectionPool>, url: string, timeoutMs: number) =>
+  attemptDelivery({
+    url,
+    body: '{}',
+    headers: {},
+    timeoutMs,
+    allowPrivate: true,
+    agent: pool.agentFor(new URL(url)),
+  });
+
 /**
  * SPEC-3 §3 "Errors" and the SSRF defence: `https://` only, no loopback, private, link-local or unique-local
  * target unless `webhooks_allow_private_targets`, checked against every resolved address at creation, at a change
@@ -131,17 +142,7 @@ describe('Webhook targets', () => {
 
     it('are reused between attempts, but not after an answer over the limit or a timeout', async () => {
       const pool = createConnectionPool({ allowPrivate: true });
-      const attempt = (path: string) => {
-        const url = `http://localhost:${port}${path}`;
-        return attemptDelivery({
-          url,
-          body: '{}',
-          headers: {},
-          timeoutMs: 500,
-          allowPrivate: true,
-          agent: pool.agentFor(new URL(url)),
-        });
-      };
+      const attempt = (path: string) => attemptThrough(pool, `http://localhost:${port}${path}`, 500);
       try {
         expect((await attempt('/a')).statusCode).toBe(200);
         expect((await attempt('/a')).statusCode).toBe(200);
@@ -181,15 +182,7 @@ describe('a receiver that closes a kept-alive connection as it is reused', () =>
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     const pool = createConnectionPool({ allowPrivate: true });
-    const attempt = () =>
-      attemptDelivery({
-        url,
-        body: '{}',
-        headers: {},
-        timeoutMs: 2000,
-        allowPrivate: true,
-        agent: pool.agentFor(new URL(url)),
-      });
+    const attempt = () => attemptThrough(pool, url, 2000);
     try {
       expect(await attempt()).toEqual({ statusCode: 200, error: null });
       expect(await attempt()).toEqual({ statusCode: 200, error: null });

@@ -45,14 +45,14 @@ export interface Database {
    */
   allWithin?<T = Record<string, unknown>>(query: SQL, ms: number): Promise<T[] | undefined>;
   /**
-   * PostgreSQL only: the rows of a compiled read as arrays of column values, sent as an unnamed statement, so
-   * that PostgreSQL plans it for these very values on every run. For the long reads whose best plan depends on
-   * the values (a search that matches half of a million users, or three of them): a statement kept prepared
-   * is planned for its values five times and may then keep a generic plan, planned without them
-   * (docs/performance.md "The console's lists at a million users": the count of a search for `@example.org`
-   * went from 25 ms to 134 ms on its sixth run). Absent on SQLite, whose statements are planned per run.
+   * Rows of a raw read as {@link Database.all} gives them, planned for these very values on every run: on
+   * PostgreSQL an unnamed statement, where `all` keeps its statements prepared. For the reads whose best plan
+   * depends on the values (a search that matches half of a million users, or three of them, and its count): a
+   * statement kept prepared is planned for its values five times and may then keep a generic plan, planned
+   * without them (docs/performance.md "A count's generic plan": the count of a search for `@example.org` went
+   * from 25 ms to 134 ms on its sixth run). SQLite plans every statement per run: `all`.
    */
-  allPlanned?(query: { sql: string; params: unknown[] }): Promise<unknown[][]>;
+  allPlanned<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /**
    * Runs `fn` in a transaction. On SQLite transactions are serialised in-process and `fn` must only await
    * queries of `tx` (no hashing or network inside), so nothing else interleaves.
@@ -387,6 +387,9 @@ function openSqlite(options: OpenDatabaseOptions): Database {
     async all<T>(query: SQL) {
       return orm.all(query) as T[];
     },
+    async allPlanned<T>(query: SQL) {
+      return orm.all(query) as T[];
+    },
     async allPrepared<T>(query: SQL, values: Record<string, unknown>) {
       const { sql: text, params } = compiledWith('sqlite', query, values);
       logSqlite?.(text, params);
@@ -450,11 +453,6 @@ type PgSql = ReturnType<typeof postgres>;
 /** SQLSTATE of a statement the server cancelled: `statement_timeout` or a cancel request. */
 const QUERY_CANCELED = '57014';
 const isQueryCanceled = (error: unknown) => (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
-
-/** A postgres-js query whose rows come as arrays of column values (`values()`, as drizzle reads them). */
-interface PgRowsQuery extends Promise<unknown[][]> {
-  values(): Promise<unknown[][]>;
-}
 
 /** The parts of a postgres-js query the client-side bound uses. */
 interface PgQuery extends Promise<unknown> {
@@ -625,15 +623,19 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     }
   })();
   /**
-   * A compiled statement run prepared (docs/performance.md "PostgreSQL round trips"): postgres-js keeps it per
-   * connection by its text, so PostgreSQL parses and plans the hand-written statements of hot paths (the
-   * completed login, the refresh rotation: values are parameters, the text never changes) once per connection
-   * instead of on every call, where drizzle's `execute` sends them unnamed.
+   * A compiled statement, `prepare`d or unnamed. Prepared (docs/performance.md "PostgreSQL round trips"):
+   * postgres-js keeps it per connection by its text, so PostgreSQL parses and plans the hand-written statements
+   * of hot paths (the completed login, the refresh rotation: values are parameters, the text never changes)
+   * once per connection instead of on every call, where drizzle's `execute` sends them unnamed. Unnamed: planned
+   * for its values on every run (`allPlanned`).
    */
-  async function prepared<T>({ sql: text, params }: { sql: string; params: unknown[] }): Promise<T[]> {
+  async function run<T>(
+    { sql: text, params }: { sql: string; params: unknown[] },
+    prepare: boolean,
+  ): Promise<T[]> {
     logStatement?.(text, params);
     const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => Promise<T[]>;
-    return [...(await unsafe(text, params, { prepare: true }))];
+    return [...(await unsafe(text, params, { prepare }))];
   }
   return {
     dialect: 'pg',
@@ -645,15 +647,13 @@ function openPostgres(options: OpenDatabaseOptions): Database {
       await client.unsafe(statement);
     },
     all<T>(query: SQL) {
-      return prepared<T>(compileSql('pg', query));
+      return run<T>(compileSql('pg', query), true);
     },
     allPrepared<T>(query: SQL, values: Record<string, unknown>) {
-      return prepared<T>(compiledWith('pg', query, values));
+      return run<T>(compiledWith('pg', query, values), true);
     },
-    async allPlanned({ sql: text, params }) {
-      logStatement?.(text, params);
-      const unsafe = bound.unsafe as (text: string, params: unknown[], options: object) => PgRowsQuery;
-      return [...(await unsafe(text, params, { prepare: false }).values())];
+    allPlanned<T>(query: SQL) {
+      return run<T>(compileSql('pg', query), false);
     },
     async allWithin<T>(query: SQL, ms: number) {
       const { sql: text, params } = compileSql('pg', query);

@@ -132,6 +132,14 @@ describeEachDatabase('database layer', (database) => {
     expect(third).toMatchObject({ lastName: 'Third', lastLoginAt: null });
   });
 
+  it('answers a read planned per run with the same rows as a kept one', async () => {
+    await db.orm.insert(t.user).values({ username: 'planned-rows', passwordHash: 'x' });
+    const query = sql`select ${t.user.username} as username, count(*) over () as n from ${t.user} where ${t.user.username} like ${'planned-%'}`;
+    const rows = await db.allPlanned<{ username: string; n: number | string }>(query);
+    expect(rows.map((row) => [row.username, Number(row.n)])).toEqual([['planned-rows', 1]]);
+    expect(await db.allPlanned(query)).toEqual(await db.all(query));
+  });
+
   it('rolls a failed transaction back', async () => {
     await expect(
       db.transaction(async (tx) => {

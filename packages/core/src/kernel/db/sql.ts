@@ -109,15 +109,10 @@ export async function allIn<T>(tx: unknown, dialect: Dialect, query: SQL): Promi
 }
 
 /**
- * The number a read answers (a bounded count) when its best plan depends on its values (a search, a filter):
- * on PostgreSQL planned for those values on every run (`Database.allPlanned`: a count kept prepared may switch
- * to a generic plan); elsewhere as `Database.all` runs it.
+ * The number a read answers (a bounded count), planned for its values on every run (`Database.allPlanned`: a
+ * count kept prepared may switch to a generic plan on PostgreSQL).
  */
 export async function numberPlanned(db: Database, query: SQL): Promise<number> {
-  if (db.allPlanned) {
-    const [row] = await db.allPlanned(compileSql(db.dialect, query));
-    return Number(row?.[0] ?? 0);
-  }
-  const [row] = await db.all<Record<string, unknown>>(query);
+  const [row] = await db.allPlanned(query);
   return Number(Object.values(row ?? {})[0] ?? 0);
 }
