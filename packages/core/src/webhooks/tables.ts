@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { tableName, type Settings } from '../kernel/config/schema.js';
 import { defineTable, type Dialect } from '../kernel/db/define-table.js';
 import { DESCRIPTION_MAX_LENGTH, URL_MAX_LENGTH } from './constants.js';
@@ -66,7 +67,13 @@ export function webhookTables(settings: Settings, dialect: Dialect) {
       deliveredAt: c.timestamp('delivered_at'),
     }),
     (t, x) => [
-      x.index(`${deliveryName}_due_idx`).on(t.status, t.nextAttemptAt),
+      // The due index holds the pending deliveries only (the claim's `status = 'pending'`): a settlement's new
+      // row version leaves it instead of adding an entry to it, and it stays the size of the backlog, not of 30
+      // days of deliveries (docs/performance.md "The outbox's PostgreSQL cost, taken apart").
+      x
+        .index(`${deliveryName}_due_idx`)
+        .on(t.nextAttemptAt)
+        .where(sql`${sql.identifier('status')} = 'pending'`),
       x.index(`${deliveryName}_endpoint_idx`).on(t.endpointId, t.id),
       x.index(`${deliveryName}_event_idx`).on(t.eventId),
     ],
