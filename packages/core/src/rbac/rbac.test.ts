@@ -163,6 +163,29 @@ describeEachDatabase('permissions and groups admin routes', (database) => {
     expect(badIds.body.detail[0].loc).toEqual(['body', 'permissionIds', 0]);
   });
 
+  it('lists every group with its own permissions, by codename, and an empty group with none', async () => {
+    const [x, y, z] = [
+      await createPermission('lst.z'),
+      await createPermission('lst.x'),
+      await createPermission('lst.y'),
+    ];
+    const make = async (name: string, permissionIds: number[]) =>
+      (await admin.post(`${BASE}/groups`, { name, permissionIds })).body.data.id as number;
+    const both = await make('lst-both', [x, y]);
+    const one = await make('lst-one', [z]);
+    const none = await make('lst-none', []);
+    const listed = (await admin.get(`${BASE}/groups`)).body.data as {
+      id: number;
+      permissionIds: number[];
+      permissions: { codename: string }[];
+    }[];
+    const of = (id: number) => listed.find((g) => g.id === id)!;
+    expect(of(both).permissions.map((p) => p.codename)).toEqual(['lst.x', 'lst.z']);
+    expect(of(both).permissionIds).toEqual([y, x]);
+    expect(of(one).permissions.map((p) => p.codename)).toEqual(['lst.y']);
+    expect(of(none)).toMatchObject({ permissionIds: [], permissions: [] });
+  });
+
   it('creates a group with permissionIds and replaces them on PUT', async () => {
     const a = await createPermission('grp.a');
     const b = await createPermission('grp.b');

@@ -33,12 +33,18 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     await forUpdate(db.dialect, tx.select({ id: user.id }).from(user).where(eq(user.id, userId)));
   }
 
-  /** Permissions of the given groups, by group id (one query). */
+  /**
+   * Permissions of the given groups, or of `'every'` group, by group id (one query). The groups list asks for
+   * every group's: an `IN` list of a thousand ids cost drizzle more to build than the query costs to run
+   * (docs/performance.md "The console's lists at a million users").
+   */
   async function permissionsOfGroups(
-    groupIds: number[],
+    groupIds: number[] | 'every',
     q: Orm = orm,
   ): Promise<Map<number, PermissionRow[]>> {
-    const byGroup = new Map<number, PermissionRow[]>(groupIds.map((id) => [id, []]));
+    const byGroup = new Map<number, PermissionRow[]>(
+      groupIds === 'every' ? [] : groupIds.map((id) => [id, []]),
+    );
     if (groupIds.length === 0) return byGroup;
     // Plain rows, as the driver gives them (allIn): the fields need no decoding, and drizzle's mapping of each
     // field of each row cost more than the query for the groups list (5,000 rows for 1,000 groups;
@@ -49,10 +55,14 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       sql`select ${groupPermission.groupId} as "groupId", ${permission.id} as "id",
           ${permission.codename} as "codename", ${permission.description} as "description"
         from ${groupPermission} inner join ${permission} on ${permission.id} = ${groupPermission.permissionId}
-        where ${inArray(groupPermission.groupId, groupIds)}
+        ${groupIds === 'every' ? sql`` : sql`where ${inArray(groupPermission.groupId, groupIds)}`}
         order by ${permission.codename}`,
     );
-    for (const { groupId, ...perm } of rows) byGroup.get(groupId)?.push(perm);
+    for (const { groupId, ...perm } of rows) {
+      let list = byGroup.get(groupId);
+      if (!list) byGroup.set(groupId, (list = []));
+      list.push(perm);
+    }
     return byGroup;
   }
 
@@ -165,7 +175,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
 
     async listGroups(): Promise<(GroupRow & { permissions: PermissionRow[] })[]> {
       const groups = await orm.select().from(group).orderBy(asc(group.name));
-      const perms = await permissionsOfGroups(groups.map((g) => g.id));
+      const perms = await permissionsOfGroups('every');
       return groups.map((g) => ({ ...g, permissions: perms.get(g.id) ?? [] }));
     },
 
