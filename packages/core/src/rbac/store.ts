@@ -42,10 +42,10 @@ export function createRbacStore(db: Database, tables: CoreTables) {
     groupIds: number[] | 'every',
     q: Orm = orm,
   ): Promise<Map<number, PermissionRow[]>> {
-    const byGroup = new Map<number, PermissionRow[]>(
-      groupIds === 'every' ? [] : groupIds.map((id) => [id, []]),
-    );
-    if (groupIds.length === 0) return byGroup;
+    const every = groupIds === 'every';
+    // A group without permissions has an empty list when asked by id; of `'every'` group, no entry.
+    const byGroup = new Map<number, PermissionRow[]>(every ? [] : groupIds.map((id) => [id, []]));
+    if (!every && groupIds.length === 0) return byGroup;
     // Plain rows, as the driver gives them (allIn): the fields need no decoding, and drizzle's mapping of each
     // field of each row cost more than the query for the groups list (5,000 rows for 1,000 groups;
     // docs/performance.md "The console's lists at a million users").
@@ -55,7 +55,7 @@ export function createRbacStore(db: Database, tables: CoreTables) {
       sql`select ${groupPermission.groupId} as "groupId", ${permission.id} as "id",
           ${permission.codename} as "codename", ${permission.description} as "description"
         from ${groupPermission} inner join ${permission} on ${permission.id} = ${groupPermission.permissionId}
-        ${groupIds === 'every' ? sql`` : sql`where ${inArray(groupPermission.groupId, groupIds)}`}
+        ${every ? sql`` : sql`where ${inArray(groupPermission.groupId, groupIds)}`}
         order by ${permission.codename}`,
     );
     for (const { groupId, ...perm } of rows) {
