@@ -384,6 +384,47 @@ describeEachDatabase('event stream', (database) => {
       expect(gainingSocket.frames.filter(is('audit.for_holders'))).toHaveLength(1);
     });
 
+    // The socket's permissions are re-read after the `user_permissions_changed` frame has gone out; an event
+    // sent as soon as the client sees that frame must wait for the read, not meet the old permissions. The
+    // read is slowed here (the real one, 300 ms later) so that the event surely arrives during it.
+    it('holds the events that arrive while a changed permission audience is read, and matches them against it', async () => {
+      const perm = await adminClient.post('/api/admin/permissions/permissions', { codename: 'reports.slow' });
+      const permId = (perm.body.data ?? perm.body).id;
+      const gaining = await app.createUser({ username: 'gaining-slowly' });
+      const socket = await connect(await app.loginAs(gaining));
+      await socket.waitFor(is('snapshot'));
+      const port = rt().ports.get('permissions') as { effectivePermissions(id: string): Promise<string[]> };
+      const read = port.effectivePermissions;
+      port.effectivePermissions = async (id) => {
+        if (id === gaining.id) await new Promise((resolve) => setTimeout(resolve, 300));
+        return read.call(port, id);
+      };
+      try {
+        await adminClient.put(`/api/admin/permissions/users/${gaining.id}/permissions`, {
+          permissionIds: [permId],
+        });
+        await socket.waitFor(is('user_permissions_changed'));
+        await adminClient.post('/api/project/emit', {
+          type: 'slow.for_holders',
+          data: {},
+          audience: { kind: 'permission', codename: 'reports.slow' },
+        });
+        await adminClient.post('/api/project/emit', {
+          type: 'slow.marker',
+          data: {},
+          audience: { kind: 'all' },
+        });
+        await socket.waitFor(is('slow.marker'));
+      } finally {
+        port.effectivePermissions = read;
+      }
+      // In the order sent: the held frames go out in order once the read ends.
+      expect(socket.frames.map((frame) => frame.type).filter((type) => type.startsWith('slow.'))).toEqual([
+        'slow.for_holders',
+        'slow.marker',
+      ]);
+    });
+
     it('delivers one broadcast to each of 1,000 connected sockets', async () => {
       const crowd = await app.loginAs(await app.createUser({ username: 'crowd' }));
       const url = eventsUrl(app.url, { token: crowd.accessToken });

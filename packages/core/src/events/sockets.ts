@@ -56,8 +56,16 @@ interface Connection {
   sessionId: string | null;
   /** Effective permission codenames read at open (project audience `permission`). */
   permissions: ReadonlySet<string>;
-  /** Events that arrived before the snapshot was sent; null once it was. */
+  /**
+   * Events that arrived before the snapshot was sent, or while a change of the user's permissions is read
+   * ({@link refreshPermissions}); null while frames go out at once.
+   */
   pending: { target: Target; frame: string }[] | null;
+  /** Reads of the permissions after a change that hold the frames in `pending` until they end. */
+  holding: number;
+  /** Reads of the permissions begun, and the latest of them applied (an older read never overwrites a newer). */
+  reads: number;
+  applied: number;
   timer?: NodeJS.Timeout;
   checking: boolean;
   closed: boolean;
@@ -203,19 +211,20 @@ export function createEventSockets(deps: EventSocketsDeps) {
       sessionId: user.sessionId ?? null,
       permissions: new Set(),
       pending: [],
+      holding: 0,
+      reads: 0,
+      applied: 0,
       checking: false,
       closed: false,
     };
     // Registered before the slow reads below so that a user change or an event in between is not missed.
     register(conn);
     ws.on('close', () => unregister(conn));
-    conn.permissions = await permissionsOf(user.id);
+    await refreshPermissions(conn);
     const snapshot = await snapshotOf(conn);
     if (conn.closed) return;
     send(conn, JSON.stringify({ type: 'snapshot', data: snapshot }));
-    const pending = conn.pending ?? [];
-    conn.pending = null;
-    for (const { target, frame } of pending) if (matches(conn, target)) send(conn, frame);
+    flushPending(conn);
     // SPEC "Connection rules" 3: the deadline is absolute, counted from open, not reset by traffic.
     conn.timer = setInterval(() => void recheck(conn), deps.pingIntervalMs);
     conn.timer.unref();
@@ -250,10 +259,36 @@ export function createEventSockets(deps: EventSocketsDeps) {
     return entries;
   }
 
-  /** Re-reads the effective permissions of an open socket's user (permission audiences). */
-  async function refreshPermissions(conn: Connection): Promise<void> {
-    const permissions = await permissionsOf(conn.userId);
-    if (!conn.closed) conn.permissions = permissions;
+  /** Sends the frames held in `pending` that the connection's audience takes now; frames go out at once after. */
+  function flushPending(conn: Connection): void {
+    const pending = conn.pending ?? [];
+    conn.pending = null;
+    for (const { target, frame } of pending) if (matches(conn, target)) send(conn, frame);
+  }
+
+  /**
+   * Re-reads the effective permissions of an open socket's user (permission audiences). With `hold` (a change
+   * of the user's permissions, whose `user_permissions_changed` frame has gone out already), the frames that
+   * arrive meanwhile wait and are matched against the new permissions: an event sent after the change reaches
+   * the new audience, never the old (SPEC "Event types and audience"). Frames held for the snapshot at open are
+   * left to the open.
+   */
+  async function refreshPermissions(conn: Connection, hold = false): Promise<void> {
+    const read = ++conn.reads;
+    const holding = hold && (conn.pending === null || conn.holding > 0);
+    if (holding) {
+      conn.holding += 1;
+      conn.pending ??= [];
+    }
+    try {
+      const permissions = await permissionsOf(conn.userId);
+      if (!conn.closed && read > conn.applied) {
+        conn.permissions = permissions;
+        conn.applied = read;
+      }
+    } finally {
+      if (holding && --conn.holding === 0 && !conn.closed) flushPending(conn);
+    }
   }
 
   /** SPEC "Connection rules" 3: re-read the user, ping, close 4401/4403 on a change; a failing check keeps it. */
@@ -355,11 +390,13 @@ export function createEventSockets(deps: EventSocketsDeps) {
         : all;
       let bytes: Buffer | undefined; // encoded on the first socket that takes it, shared by the others
       for (const conn of candidates) {
-        if (!matches(conn, target)) continue;
         if (conn.pending) {
+          // Held (before the snapshot, or while changed permissions are read): matched when sent, against the
+          // permissions then; a permission audience is kept for that, whatever the permissions are now.
+          if (!matches(conn, target) && target.codename === undefined) continue;
           if (conn.pending.length >= MAX_PENDING_FRAMES) dropSlowClient(conn);
           else conn.pending.push({ target, frame });
-        } else send(conn, (bytes ??= Buffer.from(frame)));
+        } else if (matches(conn, target)) send(conn, (bytes ??= Buffer.from(frame)));
       }
     },
 
@@ -371,7 +408,7 @@ export function createEventSockets(deps: EventSocketsDeps) {
     userChanged(userId: string, change: UserChange): void {
       const conns = [...(byUser.get(userId) ?? [])];
       if (change === 'permissions_changed') {
-        for (const conn of conns) void refreshPermissions(conn);
+        for (const conn of conns) void refreshPermissions(conn, true);
         return;
       }
       for (const conn of conns) close(conn, CHANGE_CLOSE_CODES[change]);
