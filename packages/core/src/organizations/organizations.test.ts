@@ -341,6 +341,78 @@ describeEachDatabase('Organizations', (database) => {
     expect((await member.get(`/api/organizations/${orgId}`)).status).toBe(404);
   });
 
+  it('never lets an accepted invitation leave members without an owner', async () => {
+    const code = (res: { status: number; body: any }) => [res.status, res.body.detail?.[0]?.code];
+    // The owner is the organization's only member, so leaving is allowed (no member is left behind); the
+    // invitations sent before stay pending.
+    const lone = await user('org_lone_owner');
+    const joiner = await user('org_lone_joiner');
+    const heir = await user('org_lone_heir');
+    const org = (await lone.post('/api/organizations', { name: 'Lone', slug: 'lone-owner' })).body.data.id;
+    const asMember = await invite(lone, org, 'org_lone_joiner@example.com', 'member');
+    const asOwner = await invite(lone, org, 'org_lone_heir@example.com', 'owner');
+    expect((await lone.delete(`/api/organizations/${org}/members/${lone.user.id}`)).status).toBe(204);
+    // SPEC-3 §2 "No route leaves an organization that has members without an owner": a member joining an
+    // organization with no owner would be such a state. The invitation is void (revoked), as it would be had
+    // the organization been deleted.
+    expect(
+      code(await joiner.post('/api/organizations/invitations/accept', { token: asMember.token })),
+    ).toEqual([400, 'organization.invitation_invalid']);
+    expect((await root.get(`/api/organizations/${org}/members`)).body.data.total).toBe(0);
+    expect((await root.get(`/api/organizations/${org}/invitations`)).body.data).toEqual([
+      expect.objectContaining({ id: asOwner.id, role: 'owner' }),
+    ]);
+    // An owner's invitation gives the organization its owner back; a member may join after it.
+    expect((await heir.post('/api/organizations/invitations/accept', { token: asOwner.token })).status).toBe(
+      200,
+    );
+    const again = await invite(heir, org, 'org_lone_joiner@example.com', 'member');
+    expect((await joiner.post('/api/organizations/invitations/accept', { token: again.token })).status).toBe(
+      200,
+    );
+  });
+
+  it('an owner leaving while a member accepts: never members without an owner (10 rounds)', async () => {
+    const joiner = await user('org_race_joiner');
+    for (let round = 0; round < 10; round++) {
+      const lone = await user(`org_race_owner_${round}`);
+      const org = (await lone.post('/api/organizations', { name: 'Race', slug: `race-${round}` })).body.data
+        .id;
+      const { token } = await invite(lone, org, 'org_race_joiner@example.com', 'member');
+      const [left, accepted] = await Promise.all([
+        lone.delete(`/api/organizations/${org}/members/${lone.user.id}`),
+        joiner.post('/api/organizations/invitations/accept', { token }),
+      ]);
+      const members = (await root.get(`/api/organizations/${org}/members`)).body.data.items as {
+        role: string;
+      }[];
+      // Either the owner left first (the invitation is void) or the member joined first (the owner stays).
+      const outcome = [left.status, accepted.status, members.map((m) => m.role).sort()];
+      expect([
+        [204, 400, []],
+        [400, 200, ['member', 'owner']],
+      ]).toContainEqual(outcome);
+    }
+  });
+
+  it('refuses an admin the revocation of an invitation with the role owner', async () => {
+    // A new admin (the one of beforeAll was made an owner above).
+    const deputy = await user('org_deputy');
+    const asAdmin = await invite(owner, orgId, 'org_deputy@example.com', 'admin');
+    expect(
+      (await deputy.post('/api/organizations/invitations/accept', { token: asAdmin.token })).status,
+    ).toBe(200);
+    const byOwner = await invite(owner, orgId, 'future-owner@example.com', 'owner');
+    const refused = await deputy.delete(`/api/organizations/${orgId}/invitations/${byOwner.id}`);
+    expect([refused.status, refused.body.detail?.[0]?.code]).toEqual([403, 'organization.role_forbidden']);
+    expect((await owner.get(`/api/organizations/${orgId}/invitations`)).body.data).toContainEqual(
+      expect.objectContaining({ id: byOwner.id }),
+    );
+    expect((await owner.delete(`/api/organizations/${orgId}/invitations/${byOwner.id}`)).status).toBe(204);
+    // The membership counts of the tests below are of the organization without the deputy.
+    expect((await deputy.delete(`/api/organizations/${orgId}/members/${deputy.user.id}`)).status).toBe(204);
+  });
+
   it('emits organization_membership_changed to the member and lists memberships in the export', async () => {
     const socket: TestSocket = await openSocket(eventsUrl(app.url, { ticket: await ticketOf(member) }));
     try {

@@ -326,8 +326,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     },
     async revokeInvitation(org: OrganizationContext, user: AuthUser | null, id: string) {
       if (!canManage(org, user)) throw roleForbidden();
-      if (!isCanonicalUuid(id) || !(await store.revoke(org.id, id)))
-        throw new SvcError('organization.invitation_not_found');
+      // SPEC-3 §2: admins manage invitations with roles other than `owner`; an owner's invitation is the
+      // owners' to withdraw.
+      const ownersOnly = isOwner(org, user) ? undefined : OWNER;
+      const revoked = isCanonicalUuid(id) ? await store.revoke(org.id, id, ownersOnly) : 'missing';
+      if (revoked === 'forbidden') throw roleForbidden();
+      if (revoked === 'missing') throw new SvcError('organization.invitation_not_found');
     },
     /** The organization and role an invitation offers (the join page), or 400 when it cannot be used. */
     async preview(token: string) {
@@ -355,7 +359,8 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
           ? (tx, orgId, role) => recordMember(outbox, tx, 'organization.member_added', orgId, user.id, role)
           : undefined,
       );
-      if (!taken) throw new SvcError('organization.invitation_invalid');
+      // 'ownerless': revoked, since the organization has no owner to answer for a new member (the store).
+      if (!taken || taken === 'ownerless') throw new SvcError('organization.invitation_invalid');
       emit(found.organization.id, user.id, taken.role);
       return { organization: toOrganizationOut(found.organization), role: taken.role };
     },

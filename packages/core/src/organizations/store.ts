@@ -334,14 +334,21 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
         .where(and(eq(inv.organizationId, orgId), eq(inv.state, 'pending'), gt(inv.expiresAt, now)))
         .orderBy(asc(inv.createdAt), asc(inv.id));
     },
-    /** Revokes a pending invitation; false when the organization has no pending invitation of that id. */
-    async revoke(orgId: string, id: string): Promise<boolean> {
+    /**
+     * Revokes a pending invitation. 'missing': the organization has no pending invitation of that id;
+     * 'forbidden': it offers `notRole` (an admin's revocation of an owner's invitation), left pending.
+     */
+    async revoke(orgId: string, id: string, notRole?: string): Promise<'revoked' | 'forbidden' | 'missing'> {
+      const pending = and(eq(inv.id, id), eq(inv.organizationId, orgId), eq(inv.state, 'pending'));
       const rows = await orm
         .update(inv)
         .set({ state: 'revoked' })
-        .where(and(eq(inv.id, id), eq(inv.organizationId, orgId), eq(inv.state, 'pending')))
+        .where(notRole === undefined ? pending : and(pending, ne(inv.role, notRole)))
         .returning({ id: inv.id });
-      return rows.length > 0;
+      if (rows.length > 0) return 'revoked';
+      if (notRole === undefined) return 'missing';
+      const [kept] = await orm.select({ id: inv.id }).from(inv).where(pending);
+      return kept ? 'forbidden' : 'missing';
     },
     /** A usable invitation by its digest, with its organization (the join page shows it before accepting). */
     async usable(digest: string, now: Date) {
@@ -354,22 +361,42 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     },
     /**
      * Takes the invitation and adds the member in one transaction: of concurrent accepts exactly one
-     * conditional update finds the row pending (SPEC-2 "One-time account tokens"). False: already taken.
+     * conditional update finds the row pending (SPEC-2 "One-time account tokens"). Null: already taken.
      * An existing member keeps their role (and `record`, the event of a new member, is not called).
+     *
+     * 'ownerless': the organization has no owner left (its last owner left as its last member, or their
+     * account went), and a member joining it would be a member without an owner (SPEC-3 §2). The invitation
+     * is revoked instead, unless it makes an owner. The owner rows are locked as {@link leavesNoOwner} locks
+     * them, so an owner leaving at the same time either sees the new member (and is refused) or has left
+     * before this reads (and the invitation is revoked).
      */
     async accept(
       digest: string,
       userId: string,
       now: Date,
       record?: (tx: Orm, organizationId: string, role: string) => Promise<void>,
-    ): Promise<{ role: string } | null> {
+    ): Promise<{ role: string } | 'ownerless' | null> {
       return db.transaction(async (tx) => {
         const [taken] = await tx
           .update(inv)
           .set({ state: 'accepted', usedAt: now })
           .where(and(eq(inv.digest, digest), eq(inv.state, 'pending'), gt(inv.expiresAt, now)))
-          .returning({ organizationId: inv.organizationId, role: inv.role });
+          .returning({ id: inv.id, organizationId: inv.organizationId, role: inv.role });
         if (!taken) return null;
+        if (taken.role !== OWNER) {
+          const owners: unknown[] = await forUpdate(
+            db.dialect,
+            tx
+              .select({ userId: m.userId })
+              .from(m)
+              .where(and(eq(m.organizationId, taken.organizationId), eq(m.role, OWNER)))
+              .orderBy(m.userId),
+          );
+          if (owners.length === 0) {
+            await tx.update(inv).set({ state: 'revoked', usedAt: null }).where(eq(inv.id, taken.id));
+            return 'ownerless';
+          }
+        }
         const added = await tx
           .insert(m)
           .values({ organizationId: taken.organizationId, userId, role: taken.role, joinedAt: now })
