@@ -96,7 +96,7 @@ export function createProviderClient(provider: ResolvedProvider, redirectUri: st
     const execute = provider.insecure ? [oidc.allowInsecureRequests] : [];
     if (provider.kind === 'oidc') {
       const config = await oidc.discovery(
-        new URL(provider.issuer),
+        new URL(provider.discoveryIssuer ?? provider.issuer),
         provider.clientId,
         undefined,
         clientAuth(oidc, oidc.ClientSecretBasic),

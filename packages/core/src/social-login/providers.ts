@@ -55,7 +55,13 @@ export interface ResolvedProvider {
   name: string;
   label: string;
   kind: ProviderKind;
+  /** The issuer identities are stored with: as configured, without a trailing `/`. */
   issuer: string;
+  /**
+   * OpenID: the issuer exactly as configured, for discovery. The document's `issuer` must equal it (OpenID
+   * Connect Discovery 1.0 §4.3), and an issuer with a path may end in `/` (`https://host/realms/x/`).
+   */
+  discoveryIssuer?: string;
   scopes: string;
   clientId: string;
   clientSecret: string;
@@ -162,6 +168,7 @@ export function resolveProviders(
       label: setting(settings, `oauth_${name}_label`) || preset?.label || name,
       kind,
       issuer,
+      ...(kind === 'oidc' ? { discoveryIssuer: issuerValue } : {}),
       scopes: setting(settings, `oauth_${name}_scopes`) || preset?.scopes || DEFAULT_SCOPES,
       ...credentials(name),
       insecure,

@@ -1,8 +1,9 @@
 import { ConfigError } from '../kernel/config/load.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 
+// Unicode's control characters (general category Cc): C0, DEL and C1.
 // eslint-disable-next-line no-control-regex -- the control characters are what it finds
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Checks a `redirect_to` (SPEC-3 section 1): a relative path (starting with `/`, not followed by `/` or `\`, with

@@ -78,8 +78,15 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
   }
 
   /** Where a `redirect_to` sends the browser: a relative path is one of `public_url`'s origin. */
+  /**
+   * Where the callback sends the browser: `redirect_to` on `public_url`'s origin when relative, without a
+   * fragment of its own, since the answer's fragment is `svc_code`, `svc_linked` or `svc_error` (SPEC-3
+   * section 1; a second `#` would hide it from every client).
+   */
   function target(redirectTo: string): string {
-    return redirectTo.startsWith('/') ? `${new URL(publicUrl).origin}${redirectTo}` : redirectTo;
+    const hash = redirectTo.indexOf('#');
+    const path = hash === -1 ? redirectTo : redirectTo.slice(0, hash);
+    return path.startsWith('/') ? `${new URL(publicUrl).origin}${path}` : path;
   }
 
   /**

@@ -411,6 +411,8 @@ describeEachDatabase('social login', (database) => {
     ['https://evil.example/'],
     ['javascript:alert(1)'],
     ['/line\nbreak'],
+    // A C1 control character (Unicode's controls are U+0000 to U+001F and U+007F to U+009F).
+    ['/next\u0085line'],
     ['http://localhost:5174/'],
   ])(
     'refuses redirect_to %j with 400 auth.oauth_redirect_invalid before any redirect',
@@ -429,6 +431,15 @@ describeEachDatabase('social login', (database) => {
       redirectTo: 'http://localhost:5173/done',
     });
     expect(result.target).toBe('http://localhost:5173/done');
+    expect(result.fragment.svc_code).toMatch(/^[\w-]{43}$/);
+  });
+
+  it('lands on a redirect_to with a fragment of its own with svc_code as the whole fragment', async () => {
+    idp.accounts.set('hash-router', { sub: 'hash-router', email: 'hr@example.com', email_verified: true });
+    // "302 to redirect_to with #svc_code=<code>": a single-page app's hash route would otherwise become
+    // `/app#/dashboard#svc_code=…`, which no client reads.
+    const result = await socialSignIn(app.url, 'acme', idp, 'hash-router', { redirectTo: '/app#/dashboard' });
+    expect(result.target).toBe(`${app.url}/app`);
     expect(result.fragment.svc_code).toMatch(/^[\w-]{43}$/);
   });
 
