@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { startSmtp } from '../../../../../testing/smtp.js';
@@ -99,6 +100,46 @@ describeEachDatabase('access log keeps tokens in URLs out (SPEC-3 §7 rule 7)', 
     } finally {
       await app.close();
       await smtp.close();
+    }
+  });
+
+  it('drops them also from a request target in absolute form (RFC 9112 §3.2.2)', async () => {
+    const { stream, lines } = captureLines();
+    const app = await startTestApp({
+      database,
+      logStream: stream,
+      settings: { log_format: 'json', log_level: 'INFO' },
+    });
+    /** One HTTP/1.1 request as a proxy would send it: the whole URL on the request line. */
+    const rawGet = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { hostname, port } = new URL(app.url);
+        const socket = connect(Number(port), hostname, () =>
+          socket.write(`GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`),
+        );
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    try {
+      const cases: [target: string, logged: string][] = [
+        [`${app.url}/account/reset-password?t=secret-absolute-1`, `${app.url}/account/reset-password`],
+        [`${app.url}/Account/?x=secret-absolute-2`, `${app.url}/Account/`],
+        [`${app.url}/api/health/live?token=secret-absolute-3&page=1`, `${app.url}/api/health/live?page=1`],
+      ];
+      // Answered by svc (its request id), whatever the page makes of the query.
+      for (const [target] of cases)
+        expect(await rawGet(target)).toMatch(/^HTTP\/1\.1 \d{3} [^]*X-Request-ID/i);
+      const access = () =>
+        lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.logger === 'svc.access');
+      const deadline = Date.now() + 5_000;
+      while (access().length < cases.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(access().map((r) => String(r.message).split(' ')[1])).toEqual(cases.map(([, logged]) => logged));
+      expect(lines.join('\n')).not.toContain('secret-absolute');
+    } finally {
+      await app.close();
     }
   });
 });

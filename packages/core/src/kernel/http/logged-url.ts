@@ -1,5 +1,7 @@
 /** Query parameters dropped from every logged URL, whatever their case (SPEC-3 §7 rule 7). */
 const SECRET_PARAMETERS = new Set(['token', 'ticket', 'code']);
+/** The scheme and authority of a request target in absolute form. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i;
 
 /**
  * The request target as the access log shows it (SPEC-3 §7 rule 7: tokens in URLs never reach a log): the whole
@@ -13,7 +15,10 @@ export function loggedUrl(originalUrl: string, pagePaths: ReadonlySet<string>): 
   const mark = originalUrl.indexOf('?');
   if (mark < 0) return originalUrl;
   const path = originalUrl.slice(0, mark);
-  if (pagePaths.has(path) || isAccountPath(path)) return path;
+  // A request target in absolute form (`GET http://host/account/...`, RFC 9112 §3.2.2) reaches the same
+  // route as its path; the rules look at that path.
+  const routePath = path.replace(ABSOLUTE_FORM, '');
+  if (pagePaths.has(routePath) || isAccountPath(routePath)) return path;
   const kept = originalUrl
     .slice(mark + 1)
     .split('&')
