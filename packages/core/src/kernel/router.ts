@@ -74,6 +74,13 @@ export interface RouteOptions<
   /** Body encoding. @default 'json' */
   bodyType?: 'json' | 'form';
   /**
+   * Body fields a personal access token may not send: a request with such a token whose body names any of
+   * them, whatever the value, is refused with 403 `access.token_not_allowed` before the body is validated
+   * (SPEC-3 §7 rule 3), so an invalid value tells nothing more than a valid one.
+   * @example ['password', 'email']
+   */
+  personalTokenRefusedFields?: readonly string[];
+  /**
    * Envelope policy: true (the `envelope_enabled` setting), false (never), or 'auth-token'
    * (only when `wrap_auth_token_response` is true). @default true
    */

@@ -151,6 +151,10 @@ describeEachDatabase('Personal access tokens cannot raise privileges', (database
       { firstName: 'Eve', isSuperuser: false },
       { password: 'an-attackers-passphrase' },
       { email: 'thief@example.com' },
+      // "whose body names" the field: whatever its value, also one the body's schema would refuse (422).
+      { password: 12 },
+      { isSuperuser: 'yes' },
+      { email: null, firstName: 7 },
     ]) {
       refused(await pat.patch(`/api/admin/user/${victimId}`, body));
     }

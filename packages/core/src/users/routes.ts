@@ -1,5 +1,3 @@
-import { SvcError } from '../kernel/errors/svc-error.js';
-import { isPersonalTokenUser } from '../kernel/ports.js';
 import { defineRouter } from '../kernel/router.js';
 import { UserIdParams, UserListQuery, UserOut, UserPage, UserPatchBody } from './schemas.js';
 import type { UserService } from './service.js';
@@ -30,17 +28,18 @@ export function createUsersRouter(service: UserService) {
   );
   users.patch(
     '/:user_id',
-    { summary: 'Update a user', params: UserIdParams, body: UserPatchBody, response: UserOut },
-    (ctx) => {
+    {
+      summary: 'Update a user',
+      params: UserIdParams,
+      body: UserPatchBody,
+      response: UserOut,
       // SPEC-2 "Personal access tokens": a token never sets a password or an email (the rule of the credential
       // routes), through administration neither; SPEC-3 §7 rule 3: nor the flags that raise or end an account
       // (a superuser's token would make a second superuser, who could then set the owner's password). The
       // names and profile fields stay open to it.
-      if (isPersonalTokenUser(ctx.caller) && TOKEN_REFUSED_FIELDS.some((field) => field in ctx.body)) {
-        throw new SvcError('access.token_not_allowed');
-      }
-      return service.update(ctx.caller, ctx.params.user_id, ctx.body);
+      personalTokenRefusedFields: TOKEN_REFUSED_FIELDS,
     },
+    (ctx) => service.update(ctx.caller, ctx.params.user_id, ctx.body),
   );
   users.delete('/:user_id', { summary: 'Delete a user', params: UserIdParams, status: 204 }, async (ctx) => {
     await service.remove(ctx.caller, ctx.params.user_id);

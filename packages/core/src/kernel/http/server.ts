@@ -18,6 +18,7 @@ import {
   type AuthUser,
   type OrganizationContext,
   type PortRegistry,
+  isPersonalTokenUser,
 } from '../ports.js';
 import type { HandlerContext, HandlerSettings } from '../router.js';
 import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
@@ -453,6 +454,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onOrganization: (known) => (organization = known),
     });
     res.locals.user = user;
+    if (
+      opts.personalTokenRefusedFields &&
+      isPersonalTokenUser(user) &&
+      namesAny(req.body, opts.personalTokenRefusedFields)
+    )
+      throw new SvcError('access.token_not_allowed');
     const params = opts.params ? validate(opts.params, { ...req.params }, 'path') : { ...req.params };
     const query = opts.query ? validate(opts.query, { ...(req.query as object) }, 'query') : req.query;
     const body = opts.body ? validate(opts.body, req.body ?? {}, 'body') : req.body;
@@ -607,6 +614,11 @@ function sessionCookieOf(req: Request, settings: Settings): GuardInput['cookie']
 }
 
 /** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */
+/** Whether a parsed body (an object) has any of `fields` as its own key. */
+function namesAny(body: unknown, fields: readonly string[]): boolean {
+  return typeof body === 'object' && body !== null && fields.some((field) => Object.hasOwn(body, field));
+}
+
 function noUser(): never {
   throw new SvcError('auth.not_authenticated', {
     loc: ['header', 'Authorization'],
