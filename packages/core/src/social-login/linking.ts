@@ -169,9 +169,10 @@ export function createLinkingRules(deps: LinkingDeps) {
   }
 
   /**
-   * SPEC-3 section 1: linking is recorded in the activity log. A link started with `POST .../link` is that
-   * request's entry (`started linking {provider}`); a link made at a login's callback (rules 3 and 4) has no
-   * request of its own that is recorded (a GET), so it gets an entry here: the user, the callback's path.
+   * SPEC-3 section 1: linking is recorded in the activity log. The callback that makes a link is a GET, which
+   * records nothing itself, so the link gets an entry here: the user, the callback's path. A link started with
+   * `POST .../link` also has that request's entry (`started linking {provider}`), which a refusal at the
+   * callback leaves alone.
    */
   async function recordLink(user: UserRow, provider: string, description: string): Promise<void> {
     await deps.activity?.()?.record?.({
@@ -211,9 +212,12 @@ export function createLinkingRules(deps: LinkingDeps) {
           if (retried) throw new SvcError('auth.oauth_identity_in_use');
           return apply(input, true); // a concurrent callback linked it: decide again
         }
-        // Rule 3, the automatic link by a verified email (a link by `POST .../link` has that request's entry).
-        if (decision.then === 'login')
-          await recordLink(user, provider, `linked ${provider} by verified email`);
+        // Rule 3, the automatic link by a verified email, or the caller's own link.
+        await recordLink(
+          user,
+          provider,
+          decision.then === 'login' ? `linked ${provider} by verified email` : `linked ${provider}`,
+        );
         return { kind: decision.then, user, identity: row };
       }
       case 'register': {

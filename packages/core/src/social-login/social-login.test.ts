@@ -224,6 +224,22 @@ describeEachDatabase('social login', (database) => {
       start: { authorizationUrl: second.body.data.authorizationUrl, cookie: bindingOf(second.headers) },
     });
     expect(refused.fragment).toEqual({ svc_error: 'auth.oauth_identity_in_use' });
+    // SPEC-3 section 1: linking is recorded in the activity log: the completed link at its callback, beside the
+    // request that started it; a link refused at the callback has only the start.
+    const auditor = await app.loginAs(await app.createUser({ username: 'link-auditor', isSuperuser: true }));
+    const described = async (userId: string) =>
+      ((await auditor.get(`/api/admin/audit/activity?userId=${userId}&limit=10`)).body.data as any[]).map(
+        (e) => [e.method, e.path, e.description],
+      );
+    expect(await described(user.id)).toEqual(
+      expect.arrayContaining([
+        ['POST', '/api/auth/oauth/acme/link', 'started linking acme'],
+        ['GET', '/api/auth/oauth/acme/callback', 'linked acme'],
+      ]),
+    );
+    expect(await described(other.user.id)).toEqual([
+      ['POST', '/api/auth/oauth/acme/link', 'started linking acme'],
+    ]);
   });
 
   it('refuses a link without a recent login (403) and with a personal token (403)', async () => {
