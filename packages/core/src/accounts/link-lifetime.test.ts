@@ -119,6 +119,33 @@ describeEachDatabase('Account links end with their address', (database) => {
     expect(accepted.body.detail[0]).toMatchObject({ code: 'auth.invitation_invalid' });
   });
 
+  it('an email change ends a pending invitation mailed to the old address; the new address is invited anew', async () => {
+    const before = mailsTo('typo@example.com').length;
+    const invited = await admin.post('/api/admin/user/invite', {
+      email: 'typo@example.com',
+      username: 'links_invited_typo',
+    });
+    expect(invited.status).toBe(201);
+    const token = await nextLink('typo@example.com', 'accept-invitation', before);
+    const id = invited.body.data.id as string;
+    // The administrator mistyped the address: whoever reads the old one must not take the account.
+    expect((await admin.patch(`/api/admin/user/${id}`, { email: 'right@example.com' })).status).toBe(200);
+    const stale = await app.post('/api/auth/invitation/accept', { token, password: NEW_PASSWORD });
+    expect(stale.status).toBe(400);
+    expect(stale.body.detail[0]).toMatchObject({ code: 'auth.invitation_invalid' });
+    expect((await admin.post('/api/admin/user/invite', { email: 'right@example.com' })).status).toBe(200);
+    // The new address also gets the verification mail of an email change, in either order.
+    const invitation = () =>
+      mailsTo('right@example.com').find((m) => (m.text ?? '').includes('/account/accept-invitation?token='));
+    await eventually(() => invitation() !== undefined);
+    const renewed = decodeURIComponent(/accept-invitation\?token=(\S+)/.exec(invitation()!.text!)![1]!);
+    const accepted = await app.post('/api/auth/invitation/accept', {
+      token: renewed,
+      password: NEW_PASSWORD,
+    });
+    expect(accepted.status).toBe(200);
+  });
+
   it('a reset asked for a pending invitation mails a new invitation, not a reset link', async () => {
     const first = mailsTo('invited-forgot@example.com').length;
     const invited = await admin.post('/api/admin/user/invite', {
