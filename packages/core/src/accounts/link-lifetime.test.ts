@@ -46,6 +46,14 @@ describeEachDatabase('Account links end with their address', (database) => {
     return nextLink(email, 'reset-password', before);
   }
 
+  /** Invites a new user and returns their id and the token of the mailed invitation link. */
+  async function invite(email: string, username: string): Promise<{ id: string; token: string }> {
+    const before = mailsTo(email).length;
+    const invited = await admin.post('/api/admin/user/invite', { email, username });
+    expect(invited.status).toBe(201);
+    return { id: invited.body.data.id as string, token: await nextLink(email, 'accept-invitation', before) };
+  }
+
   const reset = (token: string) => app.post('/api/auth/password/reset', { token, newPassword: NEW_PASSWORD });
   const unusedTokens = async (userId: string) =>
     (await app.app.runtime.authDb.orm.select().from(accounts.accountToken)).filter(
@@ -104,14 +112,7 @@ describeEachDatabase('Account links end with their address', (database) => {
   });
 
   it('a deactivation ends a pending invitation; its link fails after reactivation', async () => {
-    const before = mailsTo('invited-paused@example.com').length;
-    const invited = await admin.post('/api/admin/user/invite', {
-      email: 'invited-paused@example.com',
-      username: 'links_invited_paused',
-    });
-    expect(invited.status).toBe(201);
-    const token = await nextLink('invited-paused@example.com', 'accept-invitation', before);
-    const id = invited.body.data.id as string;
+    const { id, token } = await invite('invited-paused@example.com', 'links_invited_paused');
     expect((await admin.patch(`/api/admin/user/${id}`, { isActive: false })).status).toBe(200);
     expect((await admin.patch(`/api/admin/user/${id}`, { isActive: true })).status).toBe(200);
     const accepted = await app.post('/api/auth/invitation/accept', { token, password: NEW_PASSWORD });
@@ -120,14 +121,7 @@ describeEachDatabase('Account links end with their address', (database) => {
   });
 
   it('an email change ends a pending invitation mailed to the old address; the new address is invited anew', async () => {
-    const before = mailsTo('typo@example.com').length;
-    const invited = await admin.post('/api/admin/user/invite', {
-      email: 'typo@example.com',
-      username: 'links_invited_typo',
-    });
-    expect(invited.status).toBe(201);
-    const token = await nextLink('typo@example.com', 'accept-invitation', before);
-    const id = invited.body.data.id as string;
+    const { id, token } = await invite('typo@example.com', 'links_invited_typo');
     // The administrator mistyped the address: whoever reads the old one must not take the account.
     expect((await admin.patch(`/api/admin/user/${id}`, { email: 'right@example.com' })).status).toBe(200);
     const stale = await app.post('/api/auth/invitation/accept', { token, password: NEW_PASSWORD });
