@@ -25,6 +25,33 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * Login timing judged round by round (SPEC "Authentication" 6, SPEC-3 §7 rule 5): `times[name][round]` are the
+ * milliseconds of each kind of login, all kinds once per round. Each login counts as a share of its round's
+ * mean, so a machine loaded for a few seconds slows a whole round and cancels out; `spread` is how far the
+ * kinds' median shares lie apart (0.05: 5 %). A kind that skips Argon2 has a small fraction of the others' share.
+ * `line` is the figures for the test's output.
+ */
+export function roundShares(
+  label: string,
+  times: Record<string, number[]>,
+): { spread: number; line: string } {
+  const names = Object.keys(times);
+  const rounds = Math.min(...names.map((name) => times[name]!.length));
+  const shares: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const mean = names.reduce((sum, name) => sum + times[name]![round]!, 0) / names.length;
+    for (const name of names) shares[name]!.push(times[name]![round]! / mean);
+  }
+  const typical = Object.fromEntries(names.map((name) => [name, median(shares[name]!)]));
+  const values = Object.values(typical);
+  const spread = Math.max(...values) / Math.min(...values) - 1;
+  const medians = Object.fromEntries(names.map((name) => [name, Math.round(median(times[name]!))]));
+  const rounded = Object.fromEntries(names.map((name) => [name, Number(typical[name]!.toFixed(3))]));
+  const line = `${label}: medians ${JSON.stringify(medians)} ms, shares of a round ${JSON.stringify(rounded)}, spread ${(spread * 100).toFixed(1)} %\n`;
+  return { spread, line };
+}
+
 /** Polls `probe` until it returns a value other than undefined (errors count as undefined). */
 export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -18,7 +18,7 @@ import {
 } from '@svc/core/testing';
 import { eventsUrl, openSocket } from '../../testing/events.js';
 import { runCli } from '../../testing/cli-process.js';
-import { median, timed } from './helpers.js';
+import { roundShares, timed } from './helpers.js';
 
 const quiet = () =>
   new Writable({
@@ -449,23 +449,12 @@ describeEachDatabase('login timing', (database) => {
         times[name]!.push(ms);
       }
     }
-    // Judged round by round: each login's time as a share of its round's mean. Another CI worker that loads the
-    // machine for a few seconds slows a whole round, which this cancels; comparing the groups' raw medians did not
-    // (a loaded runner once put 22 % between them with no difference in the code path). A real leak, such as an
-    // unknown user skipping Argon2, makes that group's share a small fraction of the others'.
-    const names = Object.keys(times);
-    const shares: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-    for (let round = 0; round < TIMING_ROUNDS; round++) {
-      const mean = names.reduce((sum, name) => sum + times[name]![round]!, 0) / names.length;
-      for (const name of names) shares[name]!.push(times[name]![round]! / mean);
-    }
-    const typical = Object.fromEntries(names.map((name) => [name, median(shares[name]!)]));
-    const values = Object.values(typical);
-    const spread = Math.max(...values) / Math.min(...values) - 1;
-    const medians = Object.fromEntries(names.map((name) => [name, Math.round(median(times[name]!))]));
-    process.stderr.write(
-      `login timing [${database.label}]: medians ${JSON.stringify(medians)} ms, shares of a round ${JSON.stringify(Object.fromEntries(names.map((n) => [n, Number(typical[n]!.toFixed(3))])))}, spread ${(spread * 100).toFixed(1)} %\n`,
-    );
+    // Judged round by round (helpers.ts `roundShares`): another CI worker that loads the machine for a few
+    // seconds slows a whole round, which this cancels; comparing the groups' raw medians did not (a loaded
+    // runner once put 22 % between them with no difference in the code path). A real leak, such as an unknown
+    // user skipping Argon2, makes that group's share a small fraction of the others'.
+    const { spread, line } = roundShares(`login timing [${database.label}]`, times);
+    process.stderr.write(line);
     expect(spread).toBeLessThanOrEqual(TIMING_TOLERANCE);
   }, 120_000);
 });

@@ -7,7 +7,7 @@ import { describeEachDatabase, startTestApp, type TestApp } from '@svc/core/test
 import { passwordVerifications } from '../../packages/core/src/auth/passwords.js';
 import { freePort } from '../../testing/cli-process.js';
 import { socialSignIn, startTestIdp, type TestIdp } from '../../testing/oidc.js';
-import { median, timed } from './helpers.js';
+import { roundShares, timed } from './helpers.js';
 
 const ROUNDS = 15;
 const TOLERANCE = 0.2; // every group's typical share of a round within 20 % of every other's
@@ -83,20 +83,10 @@ describeEachDatabase('login timing of a social-only account', (database) => {
         times[name]!.push(ms);
       }
     }
-    // Each login's time as a share of its round's mean: a loaded machine slows whole rounds, which this cancels.
-    // A social-only login that skipped Argon2 would take a small fraction of the others' share.
-    const shares: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      const mean = names.reduce((sum, name) => sum + times[name]![round]!, 0) / names.length;
-      for (const name of names) shares[name]!.push(times[name]![round]! / mean);
-    }
-    const typical = Object.fromEntries(names.map((name) => [name, median(shares[name]!)]));
-    const values = Object.values(typical);
-    const spread = Math.max(...values) / Math.min(...values) - 1;
-    const medians = Object.fromEntries(names.map((name) => [name, Math.round(median(times[name]!))]));
-    process.stderr.write(
-      `social-only login timing [${database.label}]: medians ${JSON.stringify(medians)} ms, shares of a round ${JSON.stringify(Object.fromEntries(names.map((n) => [n, Number(typical[n]!.toFixed(3))])))}, spread ${(spread * 100).toFixed(1)} %\n`,
-    );
+    // Each login's time as a share of its round's mean (helpers.ts `roundShares`). A social-only login that
+    // skipped Argon2 would take a small fraction of the others' share.
+    const { spread, line } = roundShares(`social-only login timing [${database.label}]`, times);
+    process.stderr.write(line);
     expect(spread).toBeLessThanOrEqual(TOLERANCE);
   }, 60_000);
 });
