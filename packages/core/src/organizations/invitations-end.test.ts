@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { dbOf } from '../../../../testing/mfa.js';
 import type { OrganizationInvitationMail } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { organizationMailer } from '../../../../testing/mailer.js';
 
 // docs/organizations.md "Invitations end with the account": deactivating or deleting a user ends the pending
 // organization invitations addressed to their email (SPEC-3 §7 rule 4: a deactivation ends every unused link
@@ -38,12 +39,7 @@ describeEachDatabase('Organization invitations end with the account', (database)
   beforeAll(async () => {
     app = await startTestApp({
       database,
-      mailer: {
-        sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
-        sendInvitation: () => undefined,
-        sendOrganizationInvitation: (mail) => void mails.push(mail),
-      },
+      mailer: organizationMailer(mails),
       settings: { organizations_enabled: true, self_delete_enabled: true },
     });
     root = await app.loginAs(await app.createUser({ username: 'ie_root', isSuperuser: true }));

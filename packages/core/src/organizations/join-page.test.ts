@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { dbOf } from '../../../../testing/mfa.js';
 import type { OrganizationInvitationMail } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { organizationMailer } from '../../../../testing/mailer.js';
 
 // SPEC-3 §2: the account page `GET /account/join-organization` accepts "for the browser's cookie session
 // (section 5) when there is one, else after the page's own username and password fields"; SPEC-3 §5: a form of
@@ -83,12 +84,7 @@ describeEachDatabase('The join page and the cookie session', (database) => {
   beforeAll(async () => {
     app = await startTestApp({
       database,
-      mailer: {
-        sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
-        sendInvitation: () => undefined,
-        sendOrganizationInvitation: (mail) => void mails.push(mail),
-      },
+      mailer: organizationMailer(mails),
       settings: {
         organizations_enabled: true,
         account_pages_enabled: true,

@@ -11,6 +11,7 @@ import {
   type TestResponse,
 } from '../testing/index.js';
 import type { OrganizationTables } from './tables.js';
+import { organizationMailer } from '../../../../testing/mailer.js';
 
 /** `[status, first error code]` of an answer. */
 const outcome = (res: TestResponse) => [res.status, res.body?.detail?.[0]?.code];
@@ -95,12 +96,7 @@ describeEachDatabase('Organizations: slugs, names, invitations and membership ev
   beforeAll(async () => {
     app = await startTestApp({
       database,
-      mailer: {
-        sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
-        sendInvitation: () => undefined,
-        sendOrganizationInvitation: (mail) => void mails.push(mail),
-      },
+      mailer: organizationMailer(mails),
       settings: {
         organizations_enabled: true,
         events_broadcast_enabled: true,

@@ -4,6 +4,7 @@ import { dbOf } from '../../../../testing/mfa.js';
 import { defineRouter } from '../kernel/router.js';
 import type { OrganizationInvitationMail } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { organizationMailer } from '../../../../testing/mailer.js';
 
 /** A project router scoped to organizations (SPEC-3 §2 "Organization routes of a project"). */
 function projectsRouter() {
@@ -58,12 +59,7 @@ describeEachDatabase('Organizations', (database) => {
         admin: ['projects.read', 'projects.write'],
         billing: ['reports.read'],
       },
-      mailer: {
-        sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
-        sendInvitation: () => undefined,
-        sendOrganizationInvitation: (mail) => void mails.push(mail),
-      },
+      mailer: organizationMailer(mails),
       settings: {
         organizations_enabled: true,
         account_pages_enabled: true,

@@ -3,6 +3,7 @@ import { eventsUrl, openSocket, ticketOf, type TestSocket } from '../../../../te
 import { dbOf } from '../../../../testing/mfa.js';
 import type { OrganizationInvitationMail } from '../kernel/ports.js';
 import { describeEachDatabase, startTestApp, type LoggedInClient, type TestApp } from '../testing/index.js';
+import { organizationMailer } from '../../../../testing/mailer.js';
 
 // SPEC-3 §2: "Deleting a user deletes their memberships", and every removed membership is a change that emits
 // `organization_membership_changed` `{organizationId, userId, role: null}` to that user and superusers, as a
@@ -58,12 +59,7 @@ describeEachDatabase('A user’s deletion announces each membership it removes',
   beforeAll(async () => {
     app = await startTestApp({
       database,
-      mailer: {
-        sendPasswordReset: () => undefined,
-        sendEmailVerification: () => undefined,
-        sendInvitation: () => undefined,
-        sendOrganizationInvitation: (mail) => void mails.push(mail),
-      },
+      mailer: organizationMailer(mails),
       settings: {
         organizations_enabled: true,
         self_delete_enabled: true,
