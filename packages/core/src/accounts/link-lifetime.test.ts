@@ -120,14 +120,17 @@ describeEachDatabase('Account links end with their address', (database) => {
     expect(accepted.body.detail[0]).toMatchObject({ code: 'auth.invitation_invalid' });
   });
 
-  it('an email change ends a pending invitation mailed to the old address; the new address is invited anew', async () => {
+  it('an email change keeps a pending invitation; inviting the corrected address replaces its link', async () => {
     const { id, token } = await invite('typo@example.com', 'links_invited_typo');
-    // The administrator mistyped the address: whoever reads the old one must not take the account.
+    // SPEC-3 §7 rule 4 ends the reset and verification links at an email change and an invitation only at a
+    // deactivation. An administrator correcting a mistyped address invites the new one (SPEC-2 "Invitations":
+    // a new invitation replaces the pending one), and the link mailed to the old address stops working.
     expect((await admin.patch(`/api/admin/user/${id}`, { email: 'right@example.com' })).status).toBe(200);
+    expect(await unusedTokens(id)).toContainEqual(expect.objectContaining({ purpose: 'invitation' }));
+    expect((await admin.post('/api/admin/user/invite', { email: 'right@example.com' })).status).toBe(200);
     const stale = await app.post('/api/auth/invitation/accept', { token, password: NEW_PASSWORD });
     expect(stale.status).toBe(400);
     expect(stale.body.detail[0]).toMatchObject({ code: 'auth.invitation_invalid' });
-    expect((await admin.post('/api/admin/user/invite', { email: 'right@example.com' })).status).toBe(200);
     // The new address also gets the verification mail of an email change, in either order.
     const invitation = () =>
       mailsTo('right@example.com').find((m) => (m.text ?? '').includes('/account/accept-invitation?token='));

@@ -7,14 +7,9 @@ import type { AccountChange } from '../kernel/ports.js';
 import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
 
-/**
- * SPEC-3 §7 rule 4 ("Links end with the address they were sent to"): the link purposes each change of an
- * account ends. An email change ends a pending invitation too: it went to the old address, and whoever reads
- * that would otherwise set the account's password (an administrator correcting a mistyped address invites the
- * new one, which mails a new link).
- */
+/** SPEC-3 §7 rule 4: the link purposes each change of an account ends. */
 const ENDED_BY: Record<AccountChange, AccountTokenPurpose[]> = {
-  email_changed: ['password_reset', 'email_verify', 'invitation'],
+  email_changed: ['password_reset', 'email_verify'],
   deactivated: ['password_reset', 'email_verify', 'invitation'],
 };
 
