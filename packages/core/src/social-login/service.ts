@@ -77,7 +77,6 @@ export function createSocialLoginService(deps: SocialLoginServiceDeps) {
     return found;
   }
 
-  /** Where a `redirect_to` sends the browser: a relative path is one of `public_url`'s origin. */
   /**
    * Where the callback sends the browser: `redirect_to` on `public_url`'s origin when relative, without a
    * fragment of its own, since the answer's fragment is `svc_code`, `svc_linked` or `svc_error` (SPEC-3

@@ -613,12 +613,12 @@ function sessionCookieOf(req: Request, settings: Settings): GuardInput['cookie']
   };
 }
 
-/** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */
 /** Whether a parsed body (an object) has any of `fields` as its own key. */
 function namesAny(body: unknown, fields: readonly string[]): boolean {
   return typeof body === 'object' && body !== null && fields.some((field) => Object.hasOwn(body, field));
 }
 
+/** `ctx.user` on a route that needs a user when `global_noauth` let the request through without one. */
 function noUser(): never {
   throw new SvcError('auth.not_authenticated', {
     loc: ['header', 'Authorization'],
