@@ -43,14 +43,20 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
     throw new Error('timed out waiting');
   }
 
-  async function create(path: string, events: string[] = ['*']) {
+  async function create(path: string, events: string[] = ['*'], extra: { enabled?: boolean } = {}) {
     const res = await admin.post('/api/admin/webhooks', {
       url: receiver.url(path),
       events,
       description: path,
+      ...extra,
     });
     expect(res.status).toBe(201);
-    return res.body.data as { id: string; secret: string; url: string; events: string[] };
+    return res.body.data as { id: string; secret: string; url: string; events: string[]; enabled: boolean };
+  }
+  async function deliveries(id: string): Promise<{ id: string; type: string; status: string }[]> {
+    const res = await admin.get(`/api/admin/webhooks/${id}/deliveries`);
+    expect(res.status).toBe(200);
+    return res.body.data.items;
   }
 
   it('creates an endpoint whose secret is shown once, and lists, reads, changes and deletes it', async () => {
@@ -96,14 +102,51 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
     expect(missing.body.detail[0].code).toBe('webhook.not_found');
   });
 
-  it('refuses non-superusers and personal access tokens on every webhook route', async () => {
+  // SPEC-3 §7 rule 3: a personal token is refused on "every webhook route, reading or writing".
+  it('refuses non-superusers, and personal access tokens on every webhook route with nothing changed', async () => {
     const user = await app.loginAs(await app.createUser({ username: 'wh_plain' }));
     expect((await user.get('/api/admin/webhooks')).status).toBe(403);
-    const pat = await admin.post('/api/auth/tokens', { name: 'wh', superuser: true });
-    expect(pat.status).toBe(201);
-    const res = await app.as(pat.body.data.token).get('/api/admin/webhooks');
-    expect(res.status).toBe(403);
-    expect(res.body.detail[0].code).toBe('access.token_not_allowed');
+    // A superuser's own personal token: the refusal is about the kind of credential, not the user's rights.
+    const token = await admin.post('/api/auth/tokens', { name: 'wh', superuser: true });
+    expect(token.status).toBe(201);
+    const pat = app.as(token.body.data.token);
+    const endpoint = await create('/pat', ['user.deleted']);
+    const before = (await admin.get('/api/admin/webhooks')).body.data as unknown[];
+    const base = `/api/admin/webhooks/${endpoint.id}`;
+    const routes: [string, string, unknown?][] = [
+      ['POST', '/api/admin/webhooks', { url: receiver.url('/by-pat'), events: ['*'] }],
+      ['GET', base],
+      ['PATCH', base, { description: 'by a token', enabled: false }],
+      ['DELETE', base],
+      ['POST', `${base}/rotate-secret`],
+      ['POST', `${base}/test`],
+      ['GET', `${base}/deliveries`],
+      ['POST', `${base}/deliveries/1/redeliver`],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await pat.request(method, path, { body });
+      expect([method, path, res.status, res.body?.detail?.[0]?.code]).toEqual([
+        method,
+        path,
+        403,
+        'access.token_not_allowed',
+      ]);
+    }
+    // No endpoint was created, changed or deleted, no test event queued.
+    expect((await admin.get('/api/admin/webhooks')).body.data).toEqual(before);
+    expect((await admin.get(base)).body.data).toMatchObject({ description: '/pat', enabled: true });
+    expect(await deliveries(endpoint.id)).toEqual([]);
+    // The secret was not rotated: a delivery carries one signature, by the secret of the creation.
+    expect((await admin.post(`${base}/test`)).status).toBe(202);
+    await eventually(() => receiver.at('/pat').length === 1);
+    const [got] = receiver.at('/pat');
+    const headers = {
+      'webhook-id': got!.headers['webhook-id'] as string,
+      'webhook-timestamp': got!.headers['webhook-timestamp'] as string,
+      'webhook-signature': got!.headers['webhook-signature'] as string,
+    };
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(1);
+    expect(new Webhook(endpoint.secret).verify(got!.body, headers)).toMatchObject({ type: 'webhook.test' });
   });
 
   it('delivers the test event signed as Standard Webhooks specifies, whatever the endpoint subscribes to', async () => {
@@ -227,5 +270,38 @@ describeEachDatabase('Webhooks: endpoints, signatures, rotation, redelivery', (d
       code: 'webhook.delivery_not_found',
       loc: ['path', 'delivery_id'],
     });
+  });
+
+  // SPEC-3 §3 `enabled`: an endpoint that is disabled gets no deliveries.
+  it('an endpoint created with enabled false gets no delivery of the events that happen while it is disabled', async () => {
+    const off = await create('/off', ['user.updated', 'user.login'], { enabled: false });
+    expect(off.enabled).toBe(false);
+    await create('/on', ['user.updated', 'user.login']);
+    // Two events while it is disabled: a change of a user's profile through the API, and that user's login.
+    const person = await app.createUser({ username: 'wr_while_off' });
+    const changed = await admin.patch(`/api/admin/user/${person.id}`, { firstName: 'Offline' });
+    expect(changed.status).toBe(200);
+    await app.loginAs(person);
+    // The enabled endpoint with the same subscription got both: the events were recorded.
+    const typesAt = (path: string) =>
+      receiver
+        .at(path)
+        .filter((r) => (r.json?.data.userId ?? r.json?.data.id) === person.id)
+        .map((r) => r.json.type as string)
+        .sort();
+    await eventually(() => typesAt('/on').length === 2);
+    expect(typesAt('/on')).toEqual(['user.login', 'user.updated']);
+    // Deliveries are written with the event (the outbox), so the disabled endpoint's would be there by now.
+    expect(await deliveries(off.id)).toEqual([]);
+    expect(receiver.at('/off')).toEqual([]);
+
+    // Enabled afterwards: what happened before does not arrive; a new event does.
+    const enabled = await admin.patch(`/api/admin/webhooks/${off.id}`, { enabled: true });
+    expect(enabled.body.data).toMatchObject({ enabled: true });
+    await app.loginAs(person);
+    await eventually(() => receiver.at('/off').length === 1);
+    await eventually(() => typesAt('/on').length === 3);
+    expect(receiver.at('/off').map((r) => r.json.type)).toEqual(['user.login']);
+    expect((await deliveries(off.id)).map((d) => d.type)).toEqual(['user.login']);
   });
 });
