@@ -131,6 +131,18 @@ async function loadProvider(): Promise<typeof Provider> {
   }
 }
 
+/**
+ * The settings of an OpenID provider named `name` at the test provider: issuer, client id and secret. Settings
+ * named after a provider are not among the declared settings, hence the plain record.
+ */
+export function oidcSettings(name: string, idp: TestIdp): Record<string, string> {
+  return {
+    [`oauth_${name}_issuer`]: idp.issuer,
+    [`oauth_${name}_client_id`]: idp.clientId,
+    [`oauth_${name}_client_secret`]: idp.clientSecret,
+  };
+}
+
 /** Starts the provider's server on loopback; call {@link TestIdp.register} once the app's callbacks are known. */
 export async function startTestIdp(
   options: { clientId?: string; clientSecret?: string } = {},

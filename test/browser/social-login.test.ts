@@ -10,7 +10,7 @@ import type { Browser } from 'playwright-core';
 import { createSqliteDatabase, startTestApp, type TestApp } from '@svc/core/testing';
 import { freePort } from '../../testing/cli-process.js';
 import { countingServer, type CountingServer } from '../../testing/client.js';
-import { startTestIdp, type TestIdp } from '../../testing/oidc.js';
+import { oidcSettings, startTestIdp, type TestIdp } from '../../testing/oidc.js';
 import { describeInChromium, launchBrowser, loopbackContext } from './browser.js';
 
 const DEMO = fileURLToPath(new URL('../../examples/client-demo/', import.meta.url));
@@ -41,9 +41,7 @@ describeInChromium('social login in the example frontend', () => {
         oauth_registration_enabled: true,
         ...{
           oauth_acme_label: 'Acme',
-          oauth_acme_issuer: idp.issuer,
-          oauth_acme_client_id: idp.clientId,
-          oauth_acme_client_secret: idp.clientSecret,
+          ...oidcSettings('acme', idp),
         },
       },
     });

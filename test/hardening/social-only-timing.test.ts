@@ -6,7 +6,7 @@
 import { describeEachDatabase, startTestApp, type TestApp } from '@svc/core/testing';
 import { passwordVerifications } from '../../packages/core/src/auth/passwords.js';
 import { freePort } from '../../testing/cli-process.js';
-import { socialSignIn, startTestIdp, type TestIdp } from '../../testing/oidc.js';
+import { oidcSettings, socialSignIn, startTestIdp, type TestIdp } from '../../testing/oidc.js';
 import { roundShares, timed } from './helpers.js';
 
 const ROUNDS = 15;
@@ -27,11 +27,7 @@ describeEachDatabase('login timing of a social-only account', (database) => {
         oauth_providers: 'acme',
         oauth_registration_enabled: true,
         // Per-provider settings are named after the provider: not among the declared settings.
-        ...{
-          oauth_acme_issuer: idp.issuer,
-          oauth_acme_client_id: idp.clientId,
-          oauth_acme_client_secret: idp.clientSecret,
-        },
+        ...oidcSettings('acme', idp),
         // High max attempts: no group locks its account during the rounds.
         login_max_attempts: 1000,
       },

@@ -5,6 +5,7 @@ import { enrolTotp } from '../../../../testing/mfa.js';
 import { eventually, startMailApp, stopMailApp, type TestSmtp } from '../../../../testing/smtp.js';
 import { sessionCookieHeaders } from '../kernel/browser-session.js';
 import { ConfigError, loadSettings } from '../kernel/config/load.js';
+import { setCookies } from '../../../../testing/cookies.js';
 
 const load = (settings: Record<string, unknown>) =>
   loadSettings({ env: {}, baseDir: tmpdir(), overrides: { secret_key: 'x'.repeat(32), ...settings } });
@@ -16,12 +17,6 @@ const load = (settings: Record<string, unknown>) =>
 const ORIGIN = 'https://app.example';
 const OTHER_TRUSTED = 'https://admin.example';
 const PASSWORD = 'correct-horse-battery';
-
-/** The Set-Cookie lines of a response, by cookie name. */
-function setCookies(res: TestResponse): Map<string, string> {
-  const lines = res.headers.getSetCookie();
-  return new Map(lines.map((line) => [line.slice(0, line.indexOf('=')), line]));
-}
 
 /** A cookie jar for one browser: what the server set, sent back as the browser would (all paths here). */
 class Jar {

@@ -18,6 +18,7 @@ import {
   type TestApp,
   type TestUser,
 } from '../testing/index.js';
+import { setCookies } from '../../../../testing/cookies.js';
 
 /** Records the `login` events the app emits (wrapping whatever event sink is in place). */
 function loginEvents(events: unknown[]): SvcModule {
@@ -101,9 +102,7 @@ describeEachDatabase('Passkey login', (database) => {
     expect(res.body).toMatchObject({ success: true, data: { user: { id: user.id, username: 'carla' } } });
     expect(Object.keys(res.body.data)).toEqual(['user']);
     expect(res.text).not.toMatch(/access_token|refresh_token|eyJ/);
-    const cookies = new Map(
-      res.headers.getSetCookie().map((line) => [line.slice(0, line.indexOf('=')), line] as const),
-    );
+    const cookies = setCookies(res);
     expect([...cookies.keys()].sort()).toEqual([
       '__Host-svc_csrf',
       '__Host-svc_session',

@@ -1,5 +1,6 @@
 import { freePort } from '../../../../testing/cli-process.js';
 import {
+  oidcSettings,
   socialSignIn,
   startTestGithub,
   startTestIdp,
@@ -95,9 +96,7 @@ describeEachDatabase('linking matrix', (database) => {
           oauth_link_policy: policy,
           oauth_registration_enabled: registration[policy],
           ...{
-            oauth_acme_issuer: idp.issuer,
-            oauth_acme_client_id: idp.clientId,
-            oauth_acme_client_secret: idp.clientSecret,
+            ...oidcSettings('acme', idp),
             oauth_github_issuer: github.url,
             oauth_github_client_id: github.clientId,
             oauth_github_client_secret: github.clientSecret,

@@ -1,5 +1,11 @@
 import { freePort } from '../../../../testing/cli-process.js';
-import { socialSignIn, startAuthorize, startTestIdp, type TestIdp } from '../../../../testing/oidc.js';
+import {
+  oidcSettings,
+  socialSignIn,
+  startAuthorize,
+  startTestIdp,
+  type TestIdp,
+} from '../../../../testing/oidc.js';
 import { useTwoInstances } from '../../../../testing/two-instances.js';
 
 // SPEC-3 section 1 on several hosts: the state and the exchange code live in the shared cache, so a flow started
@@ -17,11 +23,7 @@ describe('social login across two app instances (PostgreSQL + Redis)', () => {
       public_url: `http://127.0.0.1:${port}`, // A's address is the public one; B serves the same paths
       oauth_providers: 'acme',
       oauth_registration_enabled: true,
-      ...{
-        oauth_acme_issuer: idp.issuer,
-        oauth_acme_client_id: idp.clientId,
-        oauth_acme_client_secret: idp.clientSecret,
-      },
+      ...oidcSettings('acme', idp),
     };
     return [{ port, settings }, { settings }];
   });

@@ -5,6 +5,7 @@ import { freePort } from '../../../../testing/cli-process.js';
 import { moveClockAhead, restoreClock } from '../../../../testing/clock.js';
 import { eventsUrl, openSocket, ticketOf } from '../../../../testing/events.js';
 import {
+  oidcSettings,
   socialSignIn,
   startAuthorize,
   startTestIdp,
@@ -20,22 +21,9 @@ import {
   type TestApp,
   type TestResponse,
 } from '../testing/index.js';
+import { setCookies } from '../../../../testing/cookies.js';
 
 const MINUTE = 60_000;
-
-/** The settings of the OpenID provider `acme` at the test provider. */
-function acmeSettings(idp: TestIdp): Record<string, string> {
-  return {
-    oauth_acme_issuer: idp.issuer,
-    oauth_acme_client_id: idp.clientId,
-    oauth_acme_client_secret: idp.clientSecret,
-  };
-}
-
-/** The Set-Cookie lines of a response, by cookie name. */
-function setCookies(res: TestResponse): Map<string, string> {
-  return new Map(res.headers.getSetCookie().map((line) => [line.slice(0, line.indexOf('=')), line]));
-}
 
 /** The `[status, first error code]` of an answer. */
 const refusal = (res: TestResponse) => [res.status, res.body?.detail?.[0]?.code];
@@ -57,7 +45,7 @@ describeEachDatabase('social login rules', (database) => {
     const social = {
       oauth_providers: 'acme',
       oauth_registration_enabled: true,
-      ...acmeSettings(idp),
+      ...oidcSettings('acme', idp),
     };
     app = await startTestApp({
       database,

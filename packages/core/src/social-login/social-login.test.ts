@@ -4,6 +4,7 @@ import { moveClockAhead, restoreClock } from '../../../../testing/clock.js';
 import { eventsUrl, openSocket, ticketOf } from '../../../../testing/events.js';
 import { enrolTotp } from '../../../../testing/mfa.js';
 import {
+  oidcSettings,
   socialSignIn,
   startAuthorize,
   startTestGithub,
@@ -15,15 +16,6 @@ import type { CoreTables } from '../kernel/db/tables.js';
 import { describeEachDatabase, startTestApp, type TestApp } from '../testing/index.js';
 
 const MINUTE = 60_000;
-
-/** The settings of an OpenID provider named `name` at the test provider. */
-function oidcSettings(name: string, idp: TestIdp): Record<string, string> {
-  return {
-    [`oauth_${name}_issuer`]: idp.issuer,
-    [`oauth_${name}_client_id`]: idp.clientId,
-    [`oauth_${name}_client_secret`]: idp.clientSecret,
-  };
-}
 
 // SPEC-3 section 1 over real HTTP: a real OpenID provider (oidc-provider) and a GitHub fixture on loopback, its
 // login and consent pages driven like a browser, the app's routes, and the stored effects.

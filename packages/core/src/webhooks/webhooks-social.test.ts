@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import jwt from 'jsonwebtoken';
 import { freePort, runCli } from '../../../../testing/cli-process.js';
 import { enrolTotp } from '../../../../testing/mfa.js';
-import { socialSignIn, startTestIdp, type TestIdp } from '../../../../testing/oidc.js';
+import { oidcSettings, socialSignIn, startTestIdp, type TestIdp } from '../../../../testing/oidc.js';
 import { eventually } from '../../../../testing/smtp.js';
 import {
   startWebhookReceiver,
@@ -60,11 +60,7 @@ describeEachDatabase('Webhooks: social login events', (database) => {
         oauth_registration_enabled: true,
         mfa_enabled: true,
         // Per-provider settings are not in the static settings type (as in social-login.test.ts).
-        ...({
-          oauth_acme_issuer: idp.issuer,
-          oauth_acme_client_id: idp.clientId,
-          oauth_acme_client_secret: idp.clientSecret,
-        } as Record<string, string>),
+        ...oidcSettings('acme', idp),
       },
     });
     await idp.register([`${app.url}/api/auth/oauth/acme/callback`]);
