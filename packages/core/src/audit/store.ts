@@ -16,7 +16,7 @@ import {
   type SQLWrapper,
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
-import { columnName as column } from '../kernel/db/sql.js';
+import { columnName as column, containsText } from '../kernel/db/sql.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import {
   buildTrigramIndexes,
@@ -366,7 +366,7 @@ export function createActivityStore(
       } else {
         // PostgreSQL: the pg_trgm GIN indexes are on exactly these expressions.
         const pattern = likePattern(search);
-        const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
+        const like = (column: SQLWrapper) => containsText(db.dialect, column, search, pattern);
         conditions.push(or(like(sql`coalesce(${table.username}, '')`), like(table.path)));
       }
     }

@@ -14,7 +14,7 @@ import {
   type SQL,
 } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
-import { forUpdate, numberPlanned } from '../kernel/db/sql.js';
+import { containsText, forUpdate, numberPlanned } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -156,7 +156,7 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
       const text = options.search?.trim();
       const where = text
         ? or(
-            sql`lower(${o.name}) like ${likePattern(text)} escape '\\'`,
+            containsText(db.dialect, o.name, text, likePattern(text)),
             sql`${o.slug} like ${likePattern(text)} escape '\\'`,
           )
         : undefined;
@@ -183,12 +183,12 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
       const pattern = text ? likePattern(text) : undefined;
       const where = and(
         eq(m.organizationId, orgId),
-        pattern
+        text && pattern
           ? or(
-              sql`lower(${user.username}) like ${pattern} escape '\\'`,
-              sql`lower(${user.email}) like ${pattern} escape '\\'`,
-              sql`lower(${user.firstName}) like ${pattern} escape '\\'`,
-              sql`lower(${user.lastName}) like ${pattern} escape '\\'`,
+              containsText(db.dialect, user.username, text, pattern),
+              containsText(db.dialect, user.email, text, pattern),
+              containsText(db.dialect, user.firstName, text, pattern),
+              containsText(db.dialect, user.lastName, text, pattern),
             )
           : undefined,
       );

@@ -8,6 +8,7 @@ import {
   sameEmail,
   usernameLookupKeys,
 } from '../kernel/identity.js';
+import { containsText } from '../kernel/db/sql.js';
 import { likePattern } from '../kernel/pagination.js';
 import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
 import { toUserOut } from '../kernel/user-out.js';
@@ -258,9 +259,10 @@ export function createUserManager(deps: UserManagerDeps) {
     async list(filter?: string): Promise<StoredUser[]> {
       const text = filter?.trim();
       const pattern = text ? likePattern(text) : undefined;
-      const where = pattern
-        ? sql`(lower(${user.username}) like ${pattern} escape '\\' or lower(coalesce(${user.email}, '')) like ${pattern} escape '\\')`
-        : undefined;
+      const where =
+        text && pattern
+          ? sql`(${containsText(db.dialect, user.username, text, pattern)} or ${containsText(db.dialect, sql`coalesce(${user.email}, '')`, text, pattern)})`
+          : undefined;
       return db.orm.select().from(user).where(where).orderBy(asc(user.username));
     },
   };

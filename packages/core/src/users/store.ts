@@ -3,7 +3,7 @@ import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import { forUpdate } from '../kernel/db/sql.js';
+import { containsText, forUpdate } from '../kernel/db/sql.js';
 import { updateUserRow, updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
@@ -184,7 +184,7 @@ export function createUserStore(
       return sql`${user.id} in (select id from ${index} where ${index} match ${phrase})`;
     }
     const pattern = likePattern(text);
-    const like = (column: SQLWrapper) => sql`lower(${column}) like ${pattern} escape '\\'`;
+    const like = (column: SQLWrapper) => containsText(db.dialect, column, text, pattern);
     return or(
       like(user.username),
       like(sql`coalesce(${user.email}, '')`),

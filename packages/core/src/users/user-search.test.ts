@@ -53,7 +53,8 @@ describeEachDatabase('Admin user search on a large table', (database) => {
       username: `member${i}`,
       email: i % 5 === 0 ? null : `Member${i}@Example.ORG`,
       firstName: ['Zoë', 'Ann_a', 'Bo', ''][i % 4]!,
-      lastName: i % 7 === 0 ? '100% Sure' : 'Smith',
+      // A name that starts with a capital outside ASCII: SQLite's own lower() and LIKE fold ASCII only.
+      lastName: i % 7 === 0 ? '100% Sure' : i % 11 === 0 ? 'Öztürk' : 'Smith',
       passwordHash: 'not-a-hash',
       createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 30)),
     }));
@@ -72,6 +73,11 @@ describeEachDatabase('Admin user search on a large table', (database) => {
       '100%',
       'bo',
       'mi',
+      // Letters outside ASCII, in either case, below and above the text index's three characters.
+      'Öz',
+      'öZ',
+      'ÖZTÜ',
+      'tÜ',
       'nobody',
     ]) {
       const data = await search(text);

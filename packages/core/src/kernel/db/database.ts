@@ -11,7 +11,7 @@ import type { Settings } from '../config/schema.js';
 import { databaseFaultOf, NO_ANSWER_CODE, SHM_UNWRITABLE_CODE } from '../errors/format.js';
 import type { Logger } from '../log/logger.js';
 import { sameShape, type Dialect } from './define-table.js';
-import { compiledWith, compileSql } from './sql.js';
+import { compiledWith, compileSql, SQLITE_LOWER, sqliteLower } from './sql.js';
 import { guarded, withStatementCache, type StatementHooks } from './statement-cache.js';
 
 /**
@@ -344,6 +344,7 @@ function openSqlite(options: OpenDatabaseOptions): Database {
     : SQLITE_BUSY_TIMEOUT_MS;
   client.pragma(`busy_timeout = ${busyMs}`);
   client.pragma('foreign_keys = ON');
+  client.function(SQLITE_LOWER, { deterministic: true }, sqliteLower);
   const faults = createFaultMemory();
   const storage = options.server && path !== ':memory:' ? watchSqliteStorage(path, options.log) : undefined;
   const refuseWhileShmFaults = () => {

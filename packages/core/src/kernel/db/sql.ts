@@ -116,3 +116,26 @@ export async function numberPlanned(db: Database, query: SQL): Promise<number> {
   const [row] = await db.allPlanned(query);
   return Number(Object.values(row ?? {})[0] ?? 0);
 }
+
+/**
+ * The SQLite function every connection of a file database registers (database.ts, sqlite-reader.ts): its text
+ * in JavaScript's `toLowerCase()`, which folds every letter, as PostgreSQL's `lower()` does.
+ */
+export const SQLITE_LOWER = 'svc_lower';
+
+/** {@link SQLITE_LOWER}'s body: text lower-cased, anything else as it is. */
+export const sqliteLower = (value: unknown): unknown =>
+  typeof value === 'string' ? value.toLowerCase() : value;
+
+/**
+ * `column` contains `text` in any letter case (the lists' `search`): `lower(column) LIKE pattern`, where
+ * `pattern` is `likePattern(text)` (kernel/pagination.ts: lower-cased, with `%`, `_` and `\` escaped). SQLite's
+ * `lower()` and `LIKE` fold ASCII letters only, so a search with other letters ("Öz" of "Öztürk") compares
+ * through {@link SQLITE_LOWER} there. An ASCII search keeps `lower()`, which no letter outside ASCII could
+ * change the outcome of, and PostgreSQL always does (its pg_trgm indexes are on `lower(column)`).
+ */
+export function containsText(dialect: Dialect, column: SQLWrapper, text: string, pattern: string): SQL {
+  const fold =
+    dialect === 'sqlite' && /[^\u0000-\u007f]/.test(text) ? sql.raw(SQLITE_LOWER) : sql.raw('lower');
+  return sql`${fold}(${column}) like ${pattern} escape '\\'`;
+}
