@@ -136,6 +136,6 @@ export const sqliteLower = (value: unknown): unknown =>
  */
 export function containsText(dialect: Dialect, column: SQLWrapper, text: string, pattern: string): SQL {
   const fold =
-    dialect === 'sqlite' && /[^\u0000-\u007f]/.test(text) ? sql.raw(SQLITE_LOWER) : sql.raw('lower');
+    dialect === 'sqlite' && /[\u0080-\u{10ffff}]/u.test(text) ? sql.raw(SQLITE_LOWER) : sql.raw('lower');
   return sql`${fold}(${column}) like ${pattern} escape '\\'`;
 }
