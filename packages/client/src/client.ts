@@ -35,6 +35,12 @@ export interface ClientOptions {
    * @default `localTokenStorage()` in a browser (shared by the origin's tabs), `memoryStorage()` elsewhere
    */
   storage?: TokenStorage;
+  /**
+   * The server's API base path: `/api` plus its `api_v1_prefix` (SPEC "Settings"), e.g. `'/api/v1'`. The
+   * client's paths, and those given to `fetch`, are written under `/api` and sent under this base.
+   * @default '/api'
+   */
+  apiBase?: string;
   /** The fetch every request goes through. @default globalThis.fetch */
   fetch?: typeof fetch;
   /** The WebSocket of the event stream; on Node 20 pass `WebSocket` from the `ws` package. @default globalThis.WebSocket */
@@ -171,6 +177,28 @@ function unwrap<T>(body: unknown): T {
 }
 
 /**
+ * `input` with its URL moved by `onApi` (ClientOptions `apiBase`). A request is made anew with its body read,
+ * so that the same request works in browsers and Node (a streamed body would need `duplex`).
+ */
+async function underApiBase(
+  input: Request | string | URL,
+  onApi: (url: string) => string,
+): Promise<Request | string> {
+  if (!(input instanceof Request)) return onApi(String(input));
+  const url = onApi(input.url);
+  if (url === input.url) return input;
+  const body = input.method === 'GET' || input.method === 'HEAD' ? undefined : await input.arrayBuffer();
+  return new Request(url, {
+    method: input.method,
+    headers: input.headers,
+    body,
+    credentials: input.credentials,
+    redirect: input.redirect,
+    signal: input.signal,
+  });
+}
+
+/**
  * Creates a client of the svc server at `baseUrl`.
  * @example
  * const client = createClient({ baseUrl: 'https://app.example.com' });
@@ -184,9 +212,17 @@ export function createClient(options: ClientOptions): SvcClient {
   const cookieMode = options.session === 'cookie';
   if (cookieMode && options.storage)
     throw new TypeError("createClient: session 'cookie' keeps no tokens in a storage; leave `storage` out");
+  const apiRoot = `/${(options.apiBase ?? '/api').replace(/^\/+|\/+$/g, '')}`;
+  /** A URL under `${base}/api/` moved under the API base (`options.apiBase`); any other as it is. */
+  const onApi = (url: string): string =>
+    apiRoot === '/api' || !url.startsWith(`${base}/api/`)
+      ? url
+      : `${base}${apiRoot}/${url.slice(base.length + '/api/'.length)}`;
   // Late-bound: a page or test may replace globalThis.fetch after the client is made. In cookie mode every
   // request carries the browser's cookies, also to an API on another origin under the same `cookie_domain`.
-  const fetchOf: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+  const rawFetch: typeof fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
+  const fetchOf: typeof fetch =
+    apiRoot === '/api' ? rawFetch : async (input, init) => rawFetch(await underApiBase(input, onApi), init);
   const send: typeof fetch = cookieMode
     ? (input, init) => fetchOf(input, { ...init, credentials: 'include' })
     : fetchOf;
@@ -436,6 +472,7 @@ export function createClient(options: ClientOptions): SvcClient {
   // SPEC-3 section 1: social login (social.ts)
   const social = createSocialLogin({
     base,
+    onApi,
     post: (path, body) => post(path, body),
     async get(path) {
       const response = await send(`${base}${path}`, { headers: { accept: 'application/json' } });
@@ -515,7 +552,7 @@ export function createClient(options: ClientOptions): SvcClient {
         {
           WebSocket,
           socketUrl: (ticket) =>
-            `${base.replace(/^http/, 'ws')}/api/core/events/ws?ticket=${encodeURIComponent(ticket)}`,
+            `${onApi(`${base}/api/core/events/ws`).replace(/^http/, 'ws')}?ticket=${encodeURIComponent(ticket)}`,
           async ticket() {
             return (await authedJson<{ ticket: string }>('/api/core/events/ticket', {})).ticket;
           },

@@ -24,6 +24,8 @@ export type SignInFragment = { status: 'linked'; provider: string } | null;
 
 export interface SocialLoginDeps {
   base: string;
+  /** A URL under `${base}/api/` moved under the server's API base (ClientOptions `apiBase`). */
+  onApi(url: string): string;
   /** A public POST (JSON) whose unwrapped answer is returned; a refusal throws `SvcApiError`. */
   post(path: string, body: unknown): Promise<unknown>;
   /** A public GET, the same way. */
@@ -77,7 +79,7 @@ export function createSocialLogin(deps: SocialLoginDeps) {
     signInWith(provider: string, options: { redirectTo?: string } = {}): string {
       const redirectTo = options.redirectTo ?? defaultRedirect(base);
       const query = redirectTo === undefined ? '' : `?redirect_to=${encodeURIComponent(redirectTo)}`;
-      const url = `${base}/api/auth/oauth/${encodeURIComponent(provider)}/authorize${query}`;
+      const url = `${deps.onApi(`${base}/api/auth/oauth/${encodeURIComponent(provider)}/authorize`)}${query}`;
       navigate(url);
       return url;
     },
