@@ -2,8 +2,14 @@
 // it with the acting superuser). In cookie mode `client.fetch` sends the session cookie and the CSRF header.
 import { SvcApiError, type SvcClient, type SvcErrorItem } from '@svc/client';
 
-/** Paths below the API's base (`/api`), as the console and @svc/client assume it. */
+/** Paths below `/api`, as @svc/client takes them: it sends them under the server's API base ({@link API_BASE}). */
 export const API = '/api';
+
+/**
+ * The server's API base, `/api` plus its `api_v1_prefix`, as the server wrote it into the page
+ * (kernel/http/admin-console.ts): for the requests made without the client, and the client's `apiBase`.
+ */
+export const API_BASE = document.querySelector('meta[name="svc-api-base"]')?.getAttribute('content') || API;
 
 export type Query = Record<string, string | number | boolean | undefined | null>;
 
@@ -26,7 +32,10 @@ export async function call<T>(
   path: string,
   options: { query?: Query; body?: unknown } = {},
 ): Promise<T> {
-  const response = await client.fetch(`${API}${path}${queryString(options.query)}`, {
+  const query = queryString(options.query);
+  // A path may carry a query of its own (`excludePaths=`, which queryString leaves out when empty).
+  const target = `${API}${path}${path.includes('?') && query ? `&${query.slice(1)}` : query}`;
+  const response = await client.fetch(target, {
     method,
     headers: options.body === undefined ? {} : { 'Content-Type': 'application/json' },
     body: options.body === undefined ? undefined : JSON.stringify(options.body),

@@ -1,11 +1,11 @@
 // The admin console (SPEC-3 §6, docs/admin-console.md): a single-page application for superusers on
-// @svc/client in cookie mode on the API's own origin and @svc/react.
+// @svc/client (in cookie mode where cookie sessions are on) on the API's own origin and @svc/react.
 import { StrictMode, useEffect, useRef, useState, type FormEvent } from 'react';
 import { createRoot } from 'react-dom/client';
-import { createClient, SvcApiError, type SvcClient } from '@svc/client';
+import { createClient, SvcApiError, type SvcClient, type TokenPair, type TokenStorage } from '@svc/client';
 import { SvcProvider, useSession } from '@svc/react';
 import { locale, t } from './i18n.js';
-import { API, call, messageOf } from './api.js';
+import { API_BASE, call, messageOf } from './api.js';
 import { Link, useLocation } from './router.js';
 import { UsersPage } from './users.js';
 import { UserPage } from './user.js';
@@ -21,20 +21,33 @@ document.documentElement.lang = locale;
 document.title = t('appName');
 
 /**
+ * How the page holds its session, as the server wrote it into the page (kernel/http/admin-console.ts): the
+ * HttpOnly cookies of SPEC-3 §5 where `cookie_sessions_enabled` mounts their routes, else bearer tokens.
+ */
+const SESSION =
+  document.querySelector('meta[name="svc-session"]')?.getAttribute('content') === 'bearer'
+    ? 'bearer'
+    : 'cookie';
+
+/**
  * Whether the passkey routes are mounted (SPEC-2 section 6, `passkeys_enabled`): before sign-in, an anonymous
  * `GET /auth/passkeys` answers 401 where they are and the uniform 404 where they are not. No session is
  * sent, no challenge is made and nothing counts against a rate limit.
  */
 async function passkeysMounted(): Promise<boolean> {
   try {
-    const response = await fetch(`${API}/auth/passkeys`, { credentials: 'omit' });
+    const response = await fetch(`${API_BASE}/auth/passkeys`, { credentials: 'omit' });
     return response.status !== 404;
   } catch {
     return false;
   }
 }
 
-function SignIn({ refusal }: { refusal: string | null }) {
+/**
+ * A sign-in form. `refusal` says why the last user was let out (not a superuser) until `onAttempt`, the start
+ * of the next sign-in, clears it.
+ */
+function SignIn({ refusal, onAttempt }: { refusal: string | null; onAttempt: () => void }) {
   const { signIn, mfa, status, client } = useSession();
   const [passkeys, setPasskeys] = useState(false);
   useEffect(() => {
@@ -52,11 +65,13 @@ function SignIn({ refusal }: { refusal: string | null }) {
   const run = async (action: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
+    onAttempt();
     try {
       await action();
     } catch (caught) {
-      // No cookie session route: the server runs without cookie sessions (docs/admin-console.md).
-      if (caught instanceof SvcApiError && caught.status === 404) setError(t('cookiesOff'));
+      // No cookie session route: the page was served before cookie sessions were switched off.
+      if (SESSION === 'cookie' && caught instanceof SvcApiError && caught.status === 404)
+        setError(t('cookiesOff'));
       else setError(messageOf(caught));
     } finally {
       setBusy(false);
@@ -261,9 +276,10 @@ function Shell() {
         <span className="brand">{t('appName')}</span>
         <nav aria-label={t('mainNavigation')}>
           <ul>
-            {/* Shown once the server said which pages exist, so the links do not move under the pointer. */}
+            {/* "Users" (the first link, the first page) at once; the others once the server said which pages
+                exist, after it, so no link moves under the pointer. */}
             {nav
-              .filter((item) => features && item.shown)
+              .filter((item) => (item.key === 'users' || features) && item.shown)
               .map((item) => (
                 <li key={item.key}>
                   <Link to={item.to} current={section === item.key}>
@@ -300,10 +316,41 @@ function App() {
   }, [notSuperuser, signOut]);
   if (status === 'loading') return <p className="muted">{t('loading')}</p>;
   if (status === 'signed-in' && user?.isSuperuser) return <Shell />;
-  return <SignIn refusal={refusal} />;
+  return <SignIn refusal={refusal} onAttempt={() => setRefusal(null)} />;
 }
 
-const client = createClient({ baseUrl: location.origin, session: 'cookie' });
+/**
+ * The bearer mode's token pair in this tab's `sessionStorage` (docs/admin-console.md "Sign-in"): a reload keeps
+ * the superuser signed in, closing the tab ends it, and no other tab of the origin (the project's own app)
+ * sees it. The page's Content-Security-Policy runs no script but the console's own.
+ */
+function tabStorage(): TokenStorage {
+  const key = 'svc.admin-console';
+  return {
+    get() {
+      try {
+        const text = sessionStorage.getItem(key);
+        return text ? (JSON.parse(text) as TokenPair) : null;
+      } catch {
+        return null;
+      }
+    },
+    set(pair) {
+      try {
+        if (pair) sessionStorage.setItem(key, JSON.stringify(pair));
+        else sessionStorage.removeItem(key);
+      } catch {
+        // No storage (a private window's quota): the pair is lost at the next reload, nothing else.
+      }
+    },
+  };
+}
+
+const client =
+  SESSION === 'cookie'
+    ? createClient({ baseUrl: location.origin, apiBase: API_BASE, session: 'cookie' })
+    : // One tab's pair: nothing to coordinate with other tabs.
+      createClient({ baseUrl: location.origin, apiBase: API_BASE, storage: tabStorage(), crossTab: false });
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <SvcProvider client={client} events={false}>

@@ -5,6 +5,31 @@ import type { Logger } from '../log/logger.js';
 import { ADMIN_CONSOLE_CSP, ADMIN_CONSOLE_PATH } from '../admin-console.js';
 
 /**
+ * How the console holds its session (docs/admin-console.md "Sign-in"): in the HttpOnly cookies of SPEC-3 §5
+ * where `cookie_sessions_enabled` mounts their routes, else as bearer tokens in the tab's `sessionStorage`, so
+ * that the console works with the default settings too.
+ */
+export type AdminConsoleSession = 'cookie' | 'bearer';
+
+/** What the console's page says of the server (kernel/http/server.ts): read by the console at its start. */
+export interface AdminConsolePage {
+  session: AdminConsoleSession;
+  /** The API's base path, `/api` + `api_v1_prefix` (routes.ts `apiBase`). */
+  apiBase: string;
+}
+
+const attribute = (value: string) =>
+  value.replace(/[&"<>]/g, (c) => ({ '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' })[c]!);
+
+/** The page with `<meta name="svc-session">` and `<meta name="svc-api-base">` in its head. */
+export function withPageSettings(html: string, page: AdminConsolePage): string {
+  const metas =
+    `  <meta name="svc-session" content="${page.session}" />\n` +
+    `    <meta name="svc-api-base" content="${attribute(page.apiBase)}" />\n  </head>`;
+  return html.replace('</head>', metas);
+}
+
+/**
  * Mounts the admin console (SPEC-3 §6, docs/admin-console.md) at `/admin/`, in the manner of the static files
  * (kernel/http/static-files.ts) and the built-in pages (kernel/page.ts): its assets (`console.js`,
  * `console.css`) with ETag revalidation, and for `/admin/` and every client-side route below it (a path
@@ -12,7 +37,7 @@ import { ADMIN_CONSOLE_CSP, ADMIN_CONSOLE_PATH } from '../admin-console.js';
  * document, `Cache-Control: no-store`. Every answer carries the console's Content-Security-Policy. Anything
  * else falls through to the uniform 404. A package built without the console logs a warning and answers 404.
  */
-export function mountAdminConsole(app: Express, dir: string, log: Logger): void {
+export function mountAdminConsole(app: Express, dir: string, log: Logger, page: AdminConsolePage): void {
   const indexFile = join(dir, 'index.html');
   if (!existsSync(indexFile)) {
     log.warn(
@@ -20,8 +45,8 @@ export function mountAdminConsole(app: Express, dir: string, log: Logger): void 
     );
     return;
   }
-  // Read once: a few hundred bytes that change only with the package.
-  const html = readFileSync(indexFile);
+  // Read once: a few hundred bytes that change only with the package and the settings.
+  const html = withPageSettings(readFileSync(indexFile, 'utf8'), page);
   const setCommon = (res: express.Response) => {
     res.setHeader('Content-Security-Policy', ADMIN_CONSOLE_CSP);
     res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -21,7 +21,7 @@ import {
   isPersonalTokenUser,
 } from '../ports.js';
 import type { HandlerContext, HandlerSettings } from '../router.js';
-import { compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
+import { apiBase, compileRoutes, type CompiledRoute, type MountedRouter } from '../routes.js';
 import type { Cache } from '../cache/cache.js';
 import { envelope, shouldEnvelope } from './envelope.js';
 import { bearerToken, guard, needsUser, type GuardInput } from './guard.js';
@@ -401,7 +401,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   mountDocs(app, { ...options.docs, routes, settings });
   // SPEC-3 §6: the admin console at /admin/, before the project's static files (a mount there cannot hide it).
   if (settings.admin_console_enabled)
-    mountAdminConsole(app, options.adminConsoleDir ?? adminConsoleDir(), log);
+    mountAdminConsole(app, options.adminConsoleDir ?? adminConsoleDir(), log, {
+      session: settings.cookie_sessions_enabled ? 'cookie' : 'bearer',
+      apiBase: apiBase(settings),
+    });
   // Last: a file never shadows a route, a page or the docs.
   mountStaticFiles(app, options.staticFiles ?? [], log);
   // Browsers ask every origin for /favicon.ico (on /docs, the account pages, a served frontend): svc has no icon
