@@ -1,6 +1,6 @@
 // The controls every list page shares (SPEC-3 §6: search, paging, the state in the URL): the search form, the
 // page-size choice and the pager. Each page keeps its own state in its URL and passes what changed to `go`.
-import type { FormEvent, ReactNode } from 'react';
+import { useEffect, useRef, type FormEvent, type ReactNode } from 'react';
 import { t } from './i18n.js';
 
 /** `page` (from 1) and `pageSize` (one of `sizes`, else `fallback`) of the URL's query. */
@@ -32,7 +32,8 @@ export function PageSize(props: { sizes: readonly number[]; value: number; onCha
 
 /**
  * The search form of a list: one `search` field and "Apply" (Enter submits), then `children` (a page-size
- * choice). Keyed by the search, so that going back in the history shows the URL's text again.
+ * choice). The field follows the URL's search (going back in the history shows its text again) without being
+ * made anew, so the focus stays where the keyboard left it after a search.
  */
 export function SearchForm(props: {
   search: string;
@@ -40,6 +41,10 @@ export function SearchForm(props: {
   labelledBy?: string;
   children?: ReactNode;
 }) {
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (field.current && field.current.value.trim() !== props.search) field.current.value = props.search;
+  }, [props.search]);
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     props.onSearch(String(new FormData(event.currentTarget).get('search') ?? '').trim());
@@ -49,12 +54,11 @@ export function SearchForm(props: {
       className="toolbar"
       role="search"
       onSubmit={submit}
-      key={props.search}
       {...(props.labelledBy ? { 'aria-labelledby': props.labelledBy } : {})}
     >
       <label>
         {t('search')}
-        <input name="search" type="search" defaultValue={props.search} />
+        <input ref={field} name="search" type="search" defaultValue={props.search} />
       </label>
       <button type="submit">{t('apply')}</button>
       {props.children}

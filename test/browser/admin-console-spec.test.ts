@@ -1,0 +1,389 @@
+// SPEC-3 §6 sentence by sentence, where no other console test holds it: the refusal of a user who is not a
+// superuser (told to that user only), the navigation's "Users" link with the first list, the console usable by
+// keyboard (at /admin without the slash, the skip link, the focus after a search), deep links reloaded under the
+// exact CSP, German texts, "the activity log with every filter of SPEC" (and SPEC-3 §4's `impersonatorId`), and
+// the "Search" field of every list page matching any part of the listed names, letters outside ASCII included.
+// One app on the file database, the browser suites' own (test/browser/browser.ts).
+import type { BrowserContext, Page } from 'playwright-core';
+import type { LoggedInClient, TestUser } from '@svc/core/testing';
+import { ADMIN_CONSOLE_CSP } from '../../packages/core/src/kernel/admin-console.js';
+import { chromiumSuite, describeInChromium } from './browser.js';
+import { consoleContext, until } from './console-helpers.js';
+
+describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
+  const suite = chromiumSuite({
+    cookieSessions: true,
+    settings: {
+      activity_log_enabled: true,
+      activity_log_sync: true,
+      organizations_enabled: true,
+      webhooks_enabled: true,
+      webhooks_allow_private_targets: true,
+    },
+  });
+  let root: TestUser;
+  let bob: TestUser;
+  let api: LoggedInClient;
+  let acmeId: string;
+
+  beforeAll(async () => {
+    root = await suite.app.createUser({ username: 'root', isSuperuser: true });
+    const checker = await suite.app.createUser({ username: 'checker', isSuperuser: true });
+    api = await suite.app.loginAs(checker);
+    bob = await suite.app.createUser({ username: 'plain-bob', email: 'bob@example.com', isStaff: true });
+    await suite.app.createUser({ username: 'oezge', email: 'oezge@example.com', lastName: 'Öztürk' });
+    // Logged writes on paths under /permissions/ and others, and an entry of each list page.
+    const made = [
+      await api.post('/api/admin/permissions/permissions', { codename: 'notes.read', description: '' }),
+      await api.post('/api/admin/permissions/groups', { name: 'Editors-Team', permissionIds: [] }),
+      await api.post('/api/organizations', { name: 'Acme Inc', slug: 'acme-inc' }),
+      await api.post('/api/organizations', { name: 'Öko Partner', slug: 'oeko-partner' }),
+      await api.post('/api/admin/webhooks', {
+        url: 'http://127.0.0.1:9/hook-target',
+        description: 'Billing',
+        events: ['*'],
+      }),
+    ];
+    for (const answer of made) expect(answer.status).toBe(201);
+    acmeId = made[2]!.body.data.id as string;
+  });
+
+  /** A new English (or `locale`) context with `user` signed in on the users list. */
+  async function signedIn(user: TestUser, locale?: string): Promise<{ context: BrowserContext; page: Page }> {
+    const { context } = await consoleContext(suite.browser, suite.origin, locale);
+    const page = await context.newPage();
+    await page.goto(`${suite.origin}/admin/`);
+    await page.getByLabel('Username').fill(user.username);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+    return { context, page };
+  }
+
+  describe('a user who is not a superuser', () => {
+    it('is told so in German and not let in, and their session ends', async () => {
+      const { context } = await consoleContext(suite.browser, suite.origin, 'de-DE');
+      try {
+        const tab = await context.newPage();
+        await tab.goto(`${suite.origin}/admin/`);
+        await tab.getByLabel('Benutzername').fill(bob.username);
+        await tab.getByLabel('Passwort').fill(bob.password);
+        await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
+        await tab.getByRole('alert').filter({ hasText: 'Nur Superuser' }).waitFor();
+        expect(await tab.getByRole('navigation').count()).toBe(0);
+        await until(
+          async () => (await context.cookies()).filter((c) => /svc_session$/.test(c.name)).length,
+          0,
+        );
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('is the only one told: a superuser signing in and out afterwards in the same tab is not', async () => {
+      const { context } = await consoleContext(suite.browser, suite.origin);
+      try {
+        const tab = await context.newPage();
+        await tab.goto(`${suite.origin}/admin/`);
+        await tab.getByLabel('Username').fill(bob.username);
+        await tab.getByLabel('Password').fill(bob.password);
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await tab.getByRole('alert').filter({ hasText: 'Only superusers' }).waitFor();
+
+        await tab.getByLabel('Username').fill(root.username);
+        await tab.getByLabel('Password').fill(root.password);
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await tab.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+        await tab.getByRole('button', { name: 'Sign out' }).click();
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+        await tab.waitForLoadState('networkidle');
+        expect(await tab.getByRole('alert').allTextContents()).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+  });
+
+  describe('navigation and keyboard', () => {
+    let context: BrowserContext;
+    let page: Page;
+    let refusals: string[];
+    beforeAll(async () => {
+      ({ context, refusals } = await consoleContext(suite.browser, suite.origin));
+      page = await context.newPage();
+    });
+    afterAll(() => context?.close());
+
+    it('shows the "Users" link with the users list, also while the feature read is slow', async () => {
+      const { context: slow } = await consoleContext(suite.browser, suite.origin);
+      try {
+        const tab = await slow.newPage();
+        // Every answer to /admin/features arrives 300 ms late, as on a busy server.
+        await slow.route(/\/api\/admin\/features/, async (route) => {
+          await new Promise((done) => setTimeout(done, 300));
+          await route.continue();
+        });
+        await tab.goto(`${suite.origin}/admin/`);
+        await tab.getByLabel('Username').fill(root.username);
+        await tab.getByLabel('Password').fill(root.password);
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await tab.getByRole('cell', { name: 'plain-bob', exact: true }).waitFor();
+        const afterSignIn = await tab.getByRole('link', { name: 'Users', exact: true }).count();
+        await tab.reload();
+        await tab.getByRole('cell', { name: 'plain-bob', exact: true }).waitFor();
+        const afterReload = await tab.getByRole('link', { name: 'Users', exact: true }).count();
+        expect({ afterSignIn, afterReload }).toEqual({ afterSignIn: 1, afterReload: 1 });
+      } finally {
+        await slow.close();
+      }
+    });
+
+    it('opens at /admin (no slash) and signs in by keyboard alone', async () => {
+      const answer = await page.goto(`${suite.origin}/admin`);
+      expect(new URL(page.url()).pathname).toBe('/admin/');
+      expect(answer?.headers()['content-security-policy']).toBe(ADMIN_CONSOLE_CSP);
+      expect(answer?.headers()['cache-control']).toBe('no-store');
+      await page.getByLabel('Username').waitFor();
+      await until(() => page.evaluate(() => (globalThis as any).document.activeElement?.name), 'username');
+      await page.keyboard.type(root.username);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(root.password);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+      await page.getByRole('link', { name: 'Users', exact: true }).waitFor();
+    });
+
+    it('keeps the focus in the search form after Enter', async () => {
+      await page.goto(`${suite.origin}/admin/users`);
+      const field = page.getByLabel('Search', { exact: true });
+      await field.fill('bob');
+      await field.press('Enter');
+      await page.waitForURL(/search=bob/);
+      await until(() => page.locator('tbody tr').count(), 1);
+      const focused = await page.evaluate(() => {
+        const active = (globalThis as any).document.activeElement;
+        return active?.closest?.('form[role="search"]') ? 'search form' : String(active?.tagName);
+      });
+      expect(focused).toBe('search form');
+    });
+
+    it('reaches the skip link and the navigation by Tab, and follows a link with Enter', async () => {
+      await page.goto(`${suite.origin}/admin/users`);
+      await page.getByRole('link', { name: 'Activity log' }).waitFor();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe(
+        'Skip to content',
+      );
+      let reached = false;
+      for (let i = 0; i < 10 && !reached; i++) {
+        await page.keyboard.press('Tab');
+        reached =
+          (await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)) ===
+          'Activity log';
+      }
+      expect(reached).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Activity log', level: 1 }).waitFor();
+    });
+
+    it("reloads a user's page and a filtered activity log under the exact CSP, no-store, no refusal", async () => {
+      for (const path of [`/admin/users/${bob.id}`, `/admin/activity?search=auth&method=POST`]) {
+        const answer = await page.goto(`${suite.origin}${path}`);
+        expect({ path, csp: answer?.headers()['content-security-policy'] }).toEqual({
+          path,
+          csp: ADMIN_CONSOLE_CSP,
+        });
+        expect(answer?.headers()['cache-control']).toBe('no-store');
+      }
+      await page.goto(`${suite.origin}/admin/users/${bob.id}`);
+      await page.getByRole('heading', { name: 'plain-bob', level: 1 }).waitFor();
+      await page.goto(`${suite.origin}/admin/activity?method=POST`);
+      await until(() => page.getByLabel('Method').inputValue(), 'POST');
+      expect(refusals).toEqual([]);
+    });
+
+    it('labels the list pages\' search "Suche" for a German browser', async () => {
+      const german = await consoleContext(suite.browser, suite.origin, 'de-DE');
+      try {
+        const tab = await german.context.newPage();
+        await tab.goto(`${suite.origin}/admin/`);
+        await tab.getByLabel('Benutzername').fill(root.username);
+        await tab.getByLabel('Passwort').fill(root.password);
+        await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
+        await tab.getByRole('heading', { name: 'Benutzer', level: 1 }).waitFor();
+        await tab.getByLabel('Suche', { exact: true }).waitFor();
+        await tab.getByRole('link', { name: 'Aktivitätsprotokoll' }).click();
+        await tab.getByLabel('Suche', { exact: true }).waitFor();
+      } finally {
+        await german.context.close();
+      }
+    });
+  });
+
+  describe('the activity log offers every filter of SPEC', () => {
+    let context: BrowserContext;
+    let page: Page;
+    beforeAll(async () => {
+      ({ context, page } = await signedIn(root));
+      await page.goto(`${suite.origin}/admin/activity`);
+      await page.getByRole('heading', { name: 'Activity log', level: 1 }).waitFor();
+      await until(
+        () => page.locator('tbody tr').count(),
+        (n) => n >= 2,
+      );
+    });
+    afterAll(() => context?.close());
+
+    it('labels a field for each filter, a sort and the default exclusions', async () => {
+      for (const label of [
+        'Search',
+        'User id',
+        'Impersonator id',
+        'Method',
+        'Status code',
+        'Path contains',
+        'From',
+        'To',
+        'Exclude paths (comma-separated)',
+        'Include the paths excluded by default',
+      ])
+        expect({ label, count: await page.getByLabel(label, { exact: true }).count() }).toEqual({
+          label,
+          count: 1,
+        });
+      // A select's name is its label's text with the option chosen ("Sort by Newest first").
+      expect(await page.getByLabel('Sort by').count()).toBe(1);
+    });
+
+    it('keeps excludePaths, the sort and impersonatorId in the URL and asks the API with them', async () => {
+      const excluded = '/permissions/';
+      await page.getByLabel('Exclude paths (comma-separated)').fill(excluded);
+      await page.getByLabel('Sort by').selectOption({ label: 'Oldest first' });
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL(
+        (url) =>
+          url.searchParams.get('excludePaths') === excluded &&
+          url.searchParams.get('orderBy') === 'timestamp',
+      );
+      const expected = (
+        await api.get(`/api/admin/audit/logs?excludePaths=${encodeURIComponent(excluded)}&orderBy=timestamp`)
+      ).body.data.items.map((entry: { path: string }) => entry.path) as string[];
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.some((path) => path.includes(excluded))).toBe(false);
+      // Oldest first: the first entries stay the same while the test's own requests are logged after them.
+      await until(
+        () => page.locator('tbody tr td code').allTextContents(),
+        (paths) =>
+          paths.length > 0 && paths[0] === expected[0] && !paths.some((path) => path.includes(excluded)),
+      );
+      // A reload keeps the view (the state is the URL's).
+      await page.reload();
+      await until(() => page.getByLabel('Exclude paths (comma-separated)').inputValue(), excluded);
+      expect(await page.getByLabel('Sort by').inputValue()).toBe('timestamp');
+    });
+
+    it('shows the paths excluded by default with `excludePaths=` (SPEC: an empty value disables the default)', async () => {
+      await page.goto(`${suite.origin}/admin/activity`);
+      await page.getByRole('heading', { name: 'Activity log', level: 1 }).waitFor();
+      await page.getByLabel('Include the paths excluded by default').check();
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL((url) => url.searchParams.get('excludePaths') === '');
+      expect(await page.getByLabel('Include the paths excluded by default').isChecked()).toBe(true);
+      // The default (`refresh-token`) hides nothing here; what the page asks is the API's answer to `excludePaths=`.
+      const all = (await api.get('/api/admin/audit/logs?excludePaths=&pageSize=50')).body.data
+        .total as number;
+      await until(() => page.locator('tbody tr').count(), Math.min(all, 50));
+    });
+
+    it('filters by impersonatorId', async () => {
+      await page.goto(`${suite.origin}/admin/activity?impersonatorId=${root.id}`);
+      await until(() => page.getByLabel('Impersonator id').inputValue(), root.id);
+      // Nobody was impersonated: the API finds nothing, and neither does the page.
+      await page.getByText('Nothing found.', { exact: true }).waitFor();
+      expect(await page.locator('tbody tr').count()).toBe(0);
+    });
+  });
+
+  describe('"Search" matches any part of the listed names on every list page', () => {
+    let context: BrowserContext;
+    let page: Page;
+    let refusals: string[];
+    beforeAll(async () => {
+      ({ context, refusals } = await consoleContext(suite.browser, suite.origin));
+      page = await context.newPage();
+      await page.goto(`${suite.origin}/admin/`);
+      await page.getByLabel('Username').fill(root.username);
+      await page.getByLabel('Password').fill(root.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+    });
+    afterAll(() => context?.close());
+
+    /** Types `text` into the field labelled exactly "Search" and submits it with Enter. */
+    async function search(text: string): Promise<void> {
+      const field = page.getByLabel('Search', { exact: true });
+      await field.fill(text);
+      await field.press('Enter');
+      await page.waitForURL((url) => url.searchParams.get('search') === text);
+    }
+
+    /** The rows' first cells, once they are what `expected` says. */
+    async function firstCells(expected: string[]): Promise<void> {
+      await until(
+        () => page.locator('tbody tr td:first-child').allTextContents(),
+        (cells) => JSON.stringify(cells) === JSON.stringify(expected),
+      );
+    }
+
+    it('users: a middle part in another case, and letters outside ASCII ("Öz" of "Öztürk")', async () => {
+      await page.goto(`${suite.origin}/admin/users`);
+      await search('LAIN-B');
+      await firstCells(['plain-bob']);
+      await search('n-');
+      await firstCells(['plain-bob']);
+      await search('Özt');
+      await firstCells(['oezge']);
+      await search('Öz');
+      await firstCells(['oezge']);
+    });
+
+    it('groups and permissions: a middle part in another case', async () => {
+      await page.goto(`${suite.origin}/admin/groups`);
+      await page.getByRole('heading', { name: 'Groups and permissions', level: 1 }).waitFor();
+      await search('TORS-t');
+      await until(() => page.getByRole('cell', { name: 'Editors-Team', exact: true }).count(), 1);
+      await search('ES.RE');
+      await until(() => page.getByRole('cell', { name: 'notes.read', exact: true }).count(), 1);
+    });
+
+    it('organizations: a middle part in another case, and a name starting with "Ö"', async () => {
+      await page.goto(`${suite.origin}/admin/organizations`);
+      await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor();
+      await search('ME I');
+      await firstCells(['Acme Inc']);
+      await search('Öko');
+      await firstCells(['Öko Partner']);
+      await search('öKO');
+      await firstCells(['Öko Partner']);
+    });
+
+    it("an organization's members, webhooks and the activity log: a middle part", async () => {
+      await page.goto(`${suite.origin}/admin/organizations/${acmeId}`);
+      await page.getByRole('heading', { name: 'Acme Inc', level: 1 }).waitFor();
+      await search('HECK');
+      await firstCells(['checker']);
+      await page.goto(`${suite.origin}/admin/webhooks`);
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+      await search('OOK-TARG');
+      await firstCells(['http://127.0.0.1:9/hook-target']);
+      await page.goto(`${suite.origin}/admin/activity`);
+      await page.getByRole('heading', { name: 'Activity log', level: 1 }).waitFor();
+      await search('HECKE');
+      await until(
+        () => page.locator('tbody tr td:nth-child(2)').allTextContents(),
+        (users) => users.length > 0 && users.every((user) => user === 'checker'),
+      );
+      expect(refusals).toEqual([]);
+    });
+  });
+});
