@@ -9,6 +9,7 @@ import { createApp } from '../../app/create-app.js';
 import { createSqliteDatabase, startTestApp, type TestApp } from '../../testing/index.js';
 import { ADMIN_CONSOLE_CSP, adminConsoleDir } from '../admin-console.js';
 import { resolveStaticFiles } from '../static-files.js';
+import { withPageSettings } from './admin-console.js';
 
 describe('admin console at /admin/', () => {
   const database = createSqliteDatabase();
@@ -24,6 +25,17 @@ describe('admin console at /admin/', () => {
     await enabled?.close();
     await disabled?.close();
     await database.drop();
+  });
+
+  it('writes the session mode and the API base into its page (docs/admin-console.md "Sign-in and the session")', async () => {
+    const page = (await enabled.get('/admin/')).text;
+    expect(page).toContain('<meta name="svc-session" content="bearer" />');
+    expect(page).toContain('<meta name="svc-api-base" content="/api" />');
+    // A prefix is an attribute's text, whatever its characters.
+    expect(withPageSettings('<head></head>', { session: 'cookie', apiBase: '/api/"><script>' })).toBe(
+      '<head>  <meta name="svc-session" content="cookie" />\n' +
+        '    <meta name="svc-api-base" content="/api/&quot;&gt;&lt;script&gt;" />\n  </head>',
+    );
   });
 
   it('is built into the package (pnpm build)', () => {
