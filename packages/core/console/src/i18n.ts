@@ -152,7 +152,8 @@ const ownEn = {
   statusSucceeded: 'succeeded',
   statusFailed: 'failed',
   refresh: 'Refresh',
-  signInWithPasskey: 'Sign in with a passkey',
+  // Not "Sign in with…": the form's one button named "Sign in" (SPEC-3 §6) stays the only match of that name.
+  signInWithPasskey: 'Continue with a passkey',
   usePasskey: 'Use a passkey',
   or: 'or',
   appearance: 'Appearance',
@@ -324,7 +325,7 @@ const de: Record<Key, string> = {
   statusSucceeded: 'erfolgreich',
   statusFailed: 'fehlgeschlagen',
   refresh: 'Aktualisieren',
-  signInWithPasskey: 'Mit einem Passkey anmelden',
+  signInWithPasskey: 'Mit einem Passkey fortfahren',
   usePasskey: 'Einen Passkey verwenden',
   or: 'oder',
   appearance: 'Darstellung',
