@@ -2,11 +2,14 @@
 // superuser (told to that user only), the navigation's "Users" link with the first list, the console usable by
 // keyboard (at /admin without the slash, the skip link, the focus after a search), deep links reloaded under the
 // exact CSP, German texts, "the activity log with every filter of SPEC" (and SPEC-3 §4's `impersonatorId`), and
-// the "Search" field of every list page matching any part of the listed names, letters outside ASCII included.
-// One app on the file database, the browser suites' own (test/browser/browser.ts).
+// the "Search" field of every list page matching any part of the listed names, letters outside ASCII included,
+// actions done in the console recorded in the activity log with the acting superuser, and the MFA step of the
+// sign-in answered by a code mailed to a real SMTP server. One app on the file database, the browser suites' own
+// (test/browser/browser.ts), and for the mailed code a second app on the same database.
 import type { BrowserContext, Page } from 'playwright-core';
-import type { LoggedInClient, TestUser } from '@svc/core/testing';
+import { startTestApp, type LoggedInClient, type TestUser } from '@svc/core/testing';
 import { ADMIN_CONSOLE_CSP } from '../../packages/core/src/kernel/admin-console.js';
+import { eventually, startSmtp } from '../../testing/smtp.js';
 import { chromiumSuite, describeInChromium } from './browser.js';
 import { consoleContext, until } from './console-helpers.js';
 
@@ -319,71 +322,207 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
     });
     afterAll(() => context?.close());
 
-    /** Types `text` into the field labelled exactly "Search" and submits it with Enter. */
-    async function search(text: string): Promise<void> {
-      const field = page.getByLabel('Search', { exact: true });
-      await field.fill(text);
-      await field.press('Enter');
-      await page.waitForURL((url) => url.searchParams.get('search') === text);
+    /** Opens the list at `/admin/{path}`, once its heading `heading` shows. */
+    async function open(path: string, heading: string): Promise<void> {
+      await page.goto(`${suite.origin}/admin/${path}`);
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
     }
 
-    /** The rows' first cells, once they are what `expected` says. */
-    async function firstCells(expected: string[]): Promise<void> {
-      await until(
-        () => page.locator('tbody tr td:first-child').allTextContents(),
-        (cells) => JSON.stringify(cells) === JSON.stringify(expected),
-      );
+    /**
+     * Types each text into the field labelled exactly "Search", submits it with Enter, and waits until the rows'
+     * first cells are its names.
+     */
+    async function searchFinds(searches: [text: string, names: string[]][]): Promise<void> {
+      for (const [text, names] of searches) {
+        const field = page.getByLabel('Search', { exact: true });
+        await field.fill(text);
+        await field.press('Enter');
+        await page.waitForURL((url) => url.searchParams.get('search') === text);
+        await until(
+          () => page.locator('tbody tr td:first-child').allTextContents(),
+          (cells) => JSON.stringify(cells) === JSON.stringify(names),
+        );
+      }
     }
 
     it('users: a middle part in another case, and letters outside ASCII ("Öz" of "Öztürk")', async () => {
-      await page.goto(`${suite.origin}/admin/users`);
-      await search('LAIN-B');
-      await firstCells(['plain-bob']);
-      await search('n-');
-      await firstCells(['plain-bob']);
-      await search('Özt');
-      await firstCells(['oezge']);
-      await search('Öz');
-      await firstCells(['oezge']);
+      await open('users', 'Users');
+      await searchFinds([
+        ['LAIN-B', ['plain-bob']],
+        ['n-', ['plain-bob']],
+        ['Özt', ['oezge']],
+        ['Öz', ['oezge']],
+      ]);
     });
 
     it('groups and permissions: a middle part in another case', async () => {
-      await page.goto(`${suite.origin}/admin/groups`);
-      await page.getByRole('heading', { name: 'Groups and permissions', level: 1 }).waitFor();
-      await search('TORS-t');
-      await until(() => page.getByRole('cell', { name: 'Editors-Team', exact: true }).count(), 1);
-      await search('ES.RE');
-      await until(() => page.getByRole('cell', { name: 'notes.read', exact: true }).count(), 1);
+      await open('groups', 'Groups and permissions');
+      // Two tables on the page: each search leaves its match in one of them.
+      for (const [text, name] of [
+        ['TORS-t', 'Editors-Team'],
+        ['ES.RE', 'notes.read'],
+      ] as const) {
+        const field = page.getByLabel('Search', { exact: true });
+        await field.fill(text);
+        await field.press('Enter');
+        await until(() => page.getByRole('cell', { name, exact: true }).count(), 1);
+      }
     });
 
     it('organizations: a middle part in another case, and a name starting with "Ö"', async () => {
-      await page.goto(`${suite.origin}/admin/organizations`);
-      await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor();
-      await search('ME I');
-      await firstCells(['Acme Inc']);
-      await search('Öko');
-      await firstCells(['Öko Partner']);
-      await search('öKO');
-      await firstCells(['Öko Partner']);
+      await open('organizations', 'Organizations');
+      await searchFinds([
+        ['ME I', ['Acme Inc']],
+        ['Öko', ['Öko Partner']],
+        ['öKO', ['Öko Partner']],
+      ]);
     });
 
     it("an organization's members, webhooks and the activity log: a middle part", async () => {
-      await page.goto(`${suite.origin}/admin/organizations/${acmeId}`);
-      await page.getByRole('heading', { name: 'Acme Inc', level: 1 }).waitFor();
-      await search('HECK');
-      await firstCells(['checker']);
-      await page.goto(`${suite.origin}/admin/webhooks`);
-      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
-      await search('OOK-TARG');
-      await firstCells(['http://127.0.0.1:9/hook-target']);
-      await page.goto(`${suite.origin}/admin/activity`);
-      await page.getByRole('heading', { name: 'Activity log', level: 1 }).waitFor();
-      await search('HECKE');
+      await open(`organizations/${acmeId}`, 'Acme Inc');
+      await searchFinds([['HECK', ['checker']]]);
+      await open('webhooks', 'Webhooks');
+      await searchFinds([['OOK-TARG', ['http://127.0.0.1:9/hook-target']]]);
+      await open('activity', 'Activity log');
+      const field = page.getByLabel('Search', { exact: true });
+      await field.fill('HECKE');
+      await field.press('Enter');
       await until(
         () => page.locator('tbody tr td:nth-child(2)').allTextContents(),
         (users) => users.length > 0 && users.every((user) => user === 'checker'),
       );
       expect(refusals).toEqual([]);
+    });
+  });
+
+  describe('sign-in with the MFA step, and every action recorded with the acting superuser', () => {
+    it('every action is recorded in the activity log with the acting superuser', async () => {
+      // SPEC-3 §6: "Every action goes through the public API of these specs and so is recorded in the activity
+      // log with the acting superuser." Four writes through the UI: a permission and a group created, the
+      // permission granted to the group, and a user's flag changed.
+      const fay = await suite.app.createUser({ username: 'fay-flags', email: 'fay@example.com' });
+      const since = new Date().toISOString();
+      const { context, page } = await signedIn(root);
+      try {
+        await page.getByRole('link', { name: 'Groups and permissions' }).click();
+        await page.getByRole('heading', { name: 'Groups and permissions', level: 1 }).waitFor();
+        const newPermission = page.getByRole('region', { name: 'Create permission' });
+        await newPermission.getByLabel('Codename').fill('audit.check');
+        await newPermission.getByRole('button', { name: 'Create permission' }).click();
+        await newPermission.getByText('Created audit.check.').waitFor();
+        const newGroup = page.getByRole('region', { name: 'Create group' });
+        await newGroup.getByLabel('Name').fill('Auditors-Crew');
+        await newGroup.getByRole('button', { name: 'Create group' }).click();
+        await newGroup.getByText('Created Auditors-Crew.').waitFor();
+        const grant = page.getByRole('form', { name: 'Grant a permission to Auditors-Crew' });
+        await grant.getByLabel('Permission').selectOption({ label: 'audit.check' });
+        await grant.getByRole('button', { name: 'Grant' }).click();
+        await grant.getByText('Granted audit.check to Auditors-Crew.').waitFor();
+
+        await page.goto(`${suite.origin}/admin/users/${fay.id}`);
+        await page.getByRole('heading', { name: 'fay-flags', level: 1 }).waitFor();
+        await page.getByLabel('Staff', { exact: true }).check();
+        await page.getByRole('button', { name: 'Save', exact: true }).click();
+        await page.getByText('Saved.', { exact: true }).waitFor();
+      } finally {
+        await context.close();
+      }
+
+      // The writes took effect through the API...
+      const groups = (await api.get('/api/admin/permissions/groups')).body.data as {
+        id: number;
+        name: string;
+        permissions: { codename: string }[];
+      }[];
+      const group = groups.find((candidate) => candidate.name === 'Auditors-Crew');
+      expect(group?.permissions.map((permission) => permission.codename)).toEqual(['audit.check']);
+      expect((await api.get(`/api/admin/user/${fay.id}`)).body.data.isStaff).toBe(true);
+
+      // ...and each is in the activity log (synchronous here) under root, none under anyone else or nobody.
+      const entries = (
+        await api.get(
+          `/api/admin/audit/logs?dateFrom=${encodeURIComponent(since)}&pathContains=${encodeURIComponent('/api/admin/')}&orderBy=timestamp&pageSize=200`,
+        )
+      ).body.data.items as {
+        method: string;
+        path: string;
+        statusCode: number;
+        userId: string | null;
+        username: string | null;
+      }[];
+      const writes = entries
+        .filter((entry) => entry.method !== 'GET')
+        .map(({ method, path, statusCode, userId, username }) => ({
+          method,
+          path,
+          statusCode,
+          userId,
+          username,
+        }));
+      const byRoot = { userId: root.id, username: 'root' };
+      expect(writes).toEqual([
+        { method: 'POST', path: '/api/admin/permissions/permissions', statusCode: 201, ...byRoot },
+        { method: 'POST', path: '/api/admin/permissions/groups', statusCode: 201, ...byRoot },
+        { method: 'PUT', path: `/api/admin/permissions/groups/${group!.id}`, statusCode: 200, ...byRoot },
+        { method: 'PATCH', path: `/api/admin/user/${fay.id}`, statusCode: 200, ...byRoot },
+      ]);
+    });
+
+    it('signs in with the MFA step by an emailed code', async () => {
+      // SPEC-3 §6: "Sign-in by password, with the MFA step": here the second factor is a code mailed to the
+      // superuser's address. The suite's app has no MFA and no mail, so a second app on the same database
+      // sends its mail to a real SMTP server on loopback.
+      const smtp = await startSmtp();
+      const app = await startTestApp({
+        database: suite.database,
+        settings: { mfa_enabled: true, smtp_url: smtp.url, mail_from: 'svc@example.com' },
+      });
+      const { context } = await consoleContext(suite.browser, app.url);
+      try {
+        const mia = await app.createUser({
+          username: 'mia.mfa',
+          email: 'mia@example.com',
+          isSuperuser: true,
+        });
+        /** The six-digit code of the first mail to mia after the `before`th message. */
+        const mailedCode = async (before: number): Promise<string> => {
+          await eventually(() => smtp.messages.slice(before).some((m) => m.envelopeTo.includes(mia.email!)));
+          const mail = smtp.messages.slice(before).find((m) => m.envelopeTo.includes(mia.email!))!;
+          const code = /\b(\d{6})\b/.exec(mail.text ?? '')?.[1];
+          expect(code).toMatch(/^\d{6}$/);
+          return code!;
+        };
+        // Email MFA enrolled through the API: the setup mails a code, the confirmation makes it active.
+        const client = await app.loginAs(mia);
+        let before = smtp.messages.length;
+        expect((await client.post('/api/mfa/email/setup')).status).toBe(200);
+        const setupCode = await mailedCode(before);
+        expect((await client.post('/api/mfa/email/confirm', { code: setupCode })).status).toBe(200);
+        expect((await client.get('/api/mfa/status')).body.data).toMatchObject({
+          enabled: true,
+          method: 'email',
+        });
+
+        const tab = await context.newPage();
+        await tab.goto(`${app.url}/admin/`);
+        await tab.getByLabel('Username').fill(mia.username);
+        await tab.getByLabel('Password').fill(mia.password);
+        before = smtp.messages.length;
+        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        // The password alone does not let in: the console asks for the code, and the code is mailed.
+        await tab.getByLabel('Code', { exact: true }).waitFor();
+        expect(await tab.getByRole('heading', { name: 'Users', level: 1 }).count()).toBe(0);
+        const code = await mailedCode(before);
+        await tab.getByLabel('Code', { exact: true }).fill(code);
+        await tab.getByRole('button', { name: 'Verify' }).click();
+        await tab.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+        await tab.getByRole('cell', { name: 'plain-bob', exact: true }).waitFor();
+        await tab.getByRole('link', { name: 'Users', exact: true }).waitFor();
+      } finally {
+        await context.close();
+        await app.close();
+        await smtp.close();
+      }
     });
   });
 });
