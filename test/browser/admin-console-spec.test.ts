@@ -13,6 +13,15 @@ import { eventually, startSmtp } from '../../testing/smtp.js';
 import { chromiumSuite, describeInChromium } from './browser.js';
 import { consoleContext, until } from './console-helpers.js';
 
+/** Fills `tab`'s sign-in form with `user`'s credentials and submits it, by its English or German names. */
+async function submitSignIn(tab: Page, user: TestUser, language: 'en' | 'de' = 'en'): Promise<void> {
+  const [name, password, button] =
+    language === 'de' ? ['Benutzername', 'Passwort', 'Anmelden'] : ['Username', 'Password', 'Sign in'];
+  await tab.getByLabel(name).fill(user.username);
+  await tab.getByLabel(password).fill(user.password);
+  await tab.getByRole('button', { name: button, exact: true }).click();
+}
+
 describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
   const suite = chromiumSuite({
     cookieSessions: true,
@@ -56,9 +65,7 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
     const { context } = await consoleContext(suite.browser, suite.origin, locale);
     const page = await context.newPage();
     await page.goto(`${suite.origin}/admin/`);
-    await page.getByLabel('Username').fill(user.username);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await submitSignIn(page, user);
     await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
     return { context, page };
   }
@@ -69,9 +76,7 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
       try {
         const tab = await context.newPage();
         await tab.goto(`${suite.origin}/admin/`);
-        await tab.getByLabel('Benutzername').fill(bob.username);
-        await tab.getByLabel('Passwort').fill(bob.password);
-        await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
+        await submitSignIn(tab, bob, 'de');
         await tab.getByRole('alert').filter({ hasText: 'Nur Superuser' }).waitFor();
         expect(await tab.getByRole('navigation').count()).toBe(0);
         await until(
@@ -88,14 +93,10 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
       try {
         const tab = await context.newPage();
         await tab.goto(`${suite.origin}/admin/`);
-        await tab.getByLabel('Username').fill(bob.username);
-        await tab.getByLabel('Password').fill(bob.password);
-        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await submitSignIn(tab, bob);
         await tab.getByRole('alert').filter({ hasText: 'Only superusers' }).waitFor();
 
-        await tab.getByLabel('Username').fill(root.username);
-        await tab.getByLabel('Password').fill(root.password);
-        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await submitSignIn(tab, root);
         await tab.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
         await tab.getByRole('button', { name: 'Sign out' }).click();
         await tab.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
@@ -127,9 +128,7 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
           await route.continue();
         });
         await tab.goto(`${suite.origin}/admin/`);
-        await tab.getByLabel('Username').fill(root.username);
-        await tab.getByLabel('Password').fill(root.password);
-        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await submitSignIn(tab, root);
         await tab.getByRole('cell', { name: 'plain-bob', exact: true }).waitFor();
         const afterSignIn = await tab.getByRole('link', { name: 'Users', exact: true }).count();
         await tab.reload();
@@ -210,9 +209,7 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
       try {
         const tab = await german.context.newPage();
         await tab.goto(`${suite.origin}/admin/`);
-        await tab.getByLabel('Benutzername').fill(root.username);
-        await tab.getByLabel('Passwort').fill(root.password);
-        await tab.getByRole('button', { name: 'Anmelden', exact: true }).click();
+        await submitSignIn(tab, root, 'de');
         await tab.getByRole('heading', { name: 'Benutzer', level: 1 }).waitFor();
         await tab.getByLabel('Suche', { exact: true }).waitFor();
         await tab.getByRole('link', { name: 'Aktivitätsprotokoll' }).click();
@@ -315,9 +312,7 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
       ({ context, refusals } = await consoleContext(suite.browser, suite.origin));
       page = await context.newPage();
       await page.goto(`${suite.origin}/admin/`);
-      await page.getByLabel('Username').fill(root.username);
-      await page.getByLabel('Password').fill(root.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(page, root);
       await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
     });
     afterAll(() => context?.close());
@@ -505,10 +500,8 @@ describeInChromium('admin console: SPEC-3 §6 in a browser', () => {
 
         const tab = await context.newPage();
         await tab.goto(`${app.url}/admin/`);
-        await tab.getByLabel('Username').fill(mia.username);
-        await tab.getByLabel('Password').fill(mia.password);
         before = smtp.messages.length;
-        await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await submitSignIn(tab, mia);
         // The password alone does not let in: the console asks for the code, and the code is mailed.
         await tab.getByLabel('Code', { exact: true }).waitFor();
         expect(await tab.getByRole('heading', { name: 'Users', level: 1 }).count()).toBe(0);
