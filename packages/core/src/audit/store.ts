@@ -16,7 +16,7 @@ import {
   type SQLWrapper,
 } from 'drizzle-orm';
 import type { Database } from '../kernel/db/database.js';
-import { columnName as column, containsText } from '../kernel/db/sql.js';
+import { columnName as column, textContains } from '../kernel/db/sql.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
 import {
   buildTrigramIndexes,
@@ -25,7 +25,6 @@ import {
   type TextIndexStep,
 } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
-import { likePattern } from '../kernel/pagination.js';
 import { SvcError } from '../kernel/errors/svc-error.js';
 import type { ActivityLogTable, NewActivity, StoredActivity } from './tables.js';
 
@@ -365,8 +364,7 @@ export function createActivityStore(
         conditions.push(textMatch(search));
       } else {
         // PostgreSQL: the pg_trgm GIN indexes are on exactly these expressions.
-        const pattern = likePattern(search);
-        const like = (column: SQLWrapper) => containsText(db.dialect, column, search, pattern);
+        const like = textContains(db.dialect, search);
         conditions.push(or(like(sql`coalesce(${table.username}, '')`), like(table.path)));
       }
     }

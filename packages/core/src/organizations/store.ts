@@ -14,7 +14,7 @@ import {
   type SQL,
 } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
-import { containsText, forUpdate, numberPlanned } from '../kernel/db/sql.js';
+import { forUpdate, numberPlanned, textContains } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { likePattern } from '../kernel/pagination.js';
@@ -155,10 +155,7 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     async listAll(options: { search?: string; limit: number; offset: number }) {
       const text = options.search?.trim();
       const where = text
-        ? or(
-            containsText(db.dialect, o.name, text, likePattern(text)),
-            sql`${o.slug} like ${likePattern(text)} escape '\\'`,
-          )
+        ? or(textContains(db.dialect, text)(o.name), sql`${o.slug} like ${likePattern(text)} escape '\\'`)
         : undefined;
       const bound = Math.max(TOTAL_COUNT_BOUND, options.offset + options.limit) + 1;
       const [rows, total] = await Promise.all([
@@ -180,15 +177,15 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
     /** One page of the members (oldest first, from the `organization_id, joined_at, user_id` index). */
     async members(orgId: string, options: { search?: string; limit: number; offset: number }) {
       const text = options.search?.trim();
-      const pattern = text ? likePattern(text) : undefined;
+      const contains = text ? textContains(db.dialect, text) : undefined;
       const where = and(
         eq(m.organizationId, orgId),
-        text && pattern
+        contains
           ? or(
-              containsText(db.dialect, user.username, text, pattern),
-              containsText(db.dialect, user.email, text, pattern),
-              containsText(db.dialect, user.firstName, text, pattern),
-              containsText(db.dialect, user.lastName, text, pattern),
+              contains(user.username),
+              contains(user.email),
+              contains(user.firstName),
+              contains(user.lastName),
             )
           : undefined,
       );
@@ -204,7 +201,7 @@ export function createOrganizationStore(db: Database, tables: OrganizationTables
           .offset(options.offset),
         numberPlanned(
           db,
-          pattern
+          contains
             ? sql`select count(*) as n from (select 1 from ${m} inner join ${user} on ${user.id} = ${m.userId} where ${where} limit ${bound}) as bounded`
             : sql`select count(*) as n from (select 1 from ${m} where ${m.organizationId} = ${orgId} limit ${bound}) as bounded`,
         ),

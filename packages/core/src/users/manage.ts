@@ -8,8 +8,7 @@ import {
   sameEmail,
   usernameLookupKeys,
 } from '../kernel/identity.js';
-import { containsText } from '../kernel/db/sql.js';
-import { likePattern } from '../kernel/pagination.js';
+import { textContains } from '../kernel/db/sql.js';
 import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
 import { toUserOut } from '../kernel/user-out.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
@@ -258,11 +257,10 @@ export function createUserManager(deps: UserManagerDeps) {
     /** Users by username; `filter` is a case-insensitive substring of username or email. */
     async list(filter?: string): Promise<StoredUser[]> {
       const text = filter?.trim();
-      const pattern = text ? likePattern(text) : undefined;
-      const where =
-        text && pattern
-          ? sql`(${containsText(db.dialect, user.username, text, pattern)} or ${containsText(db.dialect, sql`coalesce(${user.email}, '')`, text, pattern)})`
-          : undefined;
+      const contains = text ? textContains(db.dialect, text) : undefined;
+      const where = contains
+        ? sql`(${contains(user.username)} or ${contains(sql`coalesce(${user.email}, '')`)})`
+        : undefined;
       return db.orm.select().from(user).where(where).orderBy(asc(user.username));
     },
   };

@@ -1,13 +1,12 @@
-import { and, eq, getTableName, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, getTableName, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables, Dialect } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
 import { createLongReads } from '../kernel/db/sqlite-reader.js';
-import { containsText, forUpdate } from '../kernel/db/sql.js';
+import { forUpdate, textContains } from '../kernel/db/sql.js';
 import { updateUserRow, updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
 import { buildTrigramIndexes, textIndexOnce, type TextIndexOptions } from '../kernel/db/text-index.js';
 import type { Logger } from '../kernel/log/logger.js';
-import { likePattern } from '../kernel/pagination.js';
 
 /**
  * `total` of `GET /admin/user` is counted up to this many users past the requested page
@@ -183,8 +182,7 @@ export function createUserStore(
       const index = sql.identifier(searchTable);
       return sql`${user.id} in (select id from ${index} where ${index} match ${phrase})`;
     }
-    const pattern = likePattern(text);
-    const like = (column: SQLWrapper) => containsText(db.dialect, column, text, pattern);
+    const like = textContains(db.dialect, text);
     return or(
       like(user.username),
       like(sql`coalesce(${user.email}, '')`),

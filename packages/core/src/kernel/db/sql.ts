@@ -1,6 +1,7 @@
 import { is, Param, Placeholder, sql, type Column, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { likePattern } from '../pagination.js';
 import type { Database } from './database.js';
 import { sameShape, type Dialect } from './define-table.js';
 
@@ -128,14 +129,15 @@ export const sqliteLower = (value: unknown): unknown =>
   typeof value === 'string' ? value.toLowerCase() : value;
 
 /**
- * `column` contains `text` in any letter case (the lists' `search`): `lower(column) LIKE pattern`, where
- * `pattern` is `likePattern(text)` (kernel/pagination.ts: lower-cased, with `%`, `_` and `\` escaped). SQLite's
- * `lower()` and `LIKE` fold ASCII letters only, so a search with other letters ("Öz" of "Öztürk") compares
- * through {@link SQLITE_LOWER} there. An ASCII search keeps `lower()`, which no letter outside ASCII could
- * change the outcome of, and PostgreSQL always does (its pg_trgm indexes are on `lower(column)`).
+ * A list's `search` (`column` contains `text` in any letter case), for each column it is asked of:
+ * `lower(column) LIKE '%text%'` with the pattern of kernel/pagination.ts `likePattern` (lower-cased, `%`, `_`
+ * and `\` escaped). SQLite's `lower()` and `LIKE` fold ASCII letters only, so a search with other letters ("Öz"
+ * of "Öztürk") compares through {@link SQLITE_LOWER} there. An ASCII search keeps `lower()`, which no letter
+ * outside ASCII could change the outcome of, and PostgreSQL always does (its pg_trgm indexes are on
+ * `lower(column)`).
  */
-export function containsText(dialect: Dialect, column: SQLWrapper, text: string, pattern: string): SQL {
-  const fold =
-    dialect === 'sqlite' && /[\u0080-\u{10ffff}]/u.test(text) ? sql.raw(SQLITE_LOWER) : sql.raw('lower');
-  return sql`${fold}(${column}) like ${pattern} escape '\\'`;
+export function textContains(dialect: Dialect, text: string): (column: SQLWrapper) => SQL {
+  const pattern = likePattern(text);
+  const fold = sql.raw(dialect === 'sqlite' && /[\u0080-\u{10ffff}]/u.test(text) ? SQLITE_LOWER : 'lower');
+  return (column) => sql`${fold}(${column}) like ${pattern} escape '\\'`;
 }

@@ -4,7 +4,7 @@ import type { Database as BetterSqlite3 } from 'better-sqlite3';
 import { getTableColumns, type Column, type SQL, type Table } from 'drizzle-orm';
 import type { Database } from './database.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './database.js';
-import { compileSql, numberPlanned, SQLITE_LOWER } from './sql.js';
+import { compileSql, numberPlanned, SQLITE_LOWER, sqliteLower } from './sql.js';
 
 /**
  * Reads of a file database that may take more than a few milliseconds (admin lists, searches, counts) run in a
@@ -22,8 +22,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Driver = require(workerData.driver);
 const db = new Driver(workerData.path, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyMs);
-// The searches' Unicode lower() (sql.ts SQLITE_LOWER), as on the server's connection.
-db.function(workerData.lower, { deterministic: true }, (v) => (typeof v === 'string' ? v.toLowerCase() : v));
+// The searches' Unicode lower() (sql.ts SQLITE_LOWER), the same function as on the server's connection.
+db.function(workerData.lower, { deterministic: true }, ${sqliteLower.toString()});
 const statements = new Map();
 parentPort.on('message', ({ id, sql, params }) => {
   try {
