@@ -34,7 +34,7 @@ describe('admin console at /admin/', () => {
     // A prefix is an attribute's text, whatever its characters.
     expect(withPageSettings('<head></head>', { session: 'cookie', apiBase: '/api/"><script>' })).toBe(
       '<head>  <meta name="svc-session" content="cookie" />\n' +
-        '    <meta name="svc-api-base" content="/api/&quot;&gt;&lt;script&gt;" />\n  </head>',
+        '    <meta name="svc-api-base" content="/api/&#34;&#62;&#60;script&#62;" />\n  </head>',
     );
   });
 

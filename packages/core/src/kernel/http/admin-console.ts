@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import express, { type Express } from 'express';
 import type { Logger } from '../log/logger.js';
 import { ADMIN_CONSOLE_CSP, ADMIN_CONSOLE_PATH } from '../admin-console.js';
+import { escapeHtml } from '../html.js';
 
 /**
  * How the console holds its session (docs/admin-console.md "Sign-in"): in the HttpOnly cookies of SPEC-3 §5
@@ -18,14 +19,11 @@ export interface AdminConsolePage {
   apiBase: string;
 }
 
-const attribute = (value: string) =>
-  value.replace(/[&"<>]/g, (c) => ({ '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' })[c]!);
-
 /** The page with `<meta name="svc-session">` and `<meta name="svc-api-base">` in its head. */
 export function withPageSettings(html: string, page: AdminConsolePage): string {
   const metas =
     `  <meta name="svc-session" content="${page.session}" />\n` +
-    `    <meta name="svc-api-base" content="${attribute(page.apiBase)}" />\n  </head>`;
+    `    <meta name="svc-api-base" content="${escapeHtml(page.apiBase)}" />\n  </head>`;
   return html.replace('</head>', metas);
 }
 
