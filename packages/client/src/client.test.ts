@@ -4,7 +4,15 @@ import { WebSocket } from 'ws';
 import { describeEachDatabase, startTestApp, type TestApp, type TestUser } from '@svc/core/testing';
 import { countingServer, expiredCopyOf, type CountingServer } from '../../../testing/client.js';
 import { enrolTotp, totpCode } from '../../../testing/mfa.js';
-import { createClient, memoryStorage, SvcApiError, type SvcClient, type TokenStorage } from './index.js';
+import {
+  createClient,
+  localTokenStorage,
+  memoryStorage,
+  sessionTokenStorage,
+  SvcApiError,
+  type SvcClient,
+  type TokenStorage,
+} from './index.js';
 
 // docs/client.md against a real server: login, the MFA step, refresh on an expired access token, one
 // refresh for many concurrent calls (SPEC "Refresh token and login"), logout and the signed-out signal.
@@ -311,4 +319,37 @@ it('keeps its refresh token when the server does not rotate (an answer without r
   const client = createClient({ baseUrl: 'http://svc.test', storage, fetch, crossTab: false });
   expect((await client.fetch('/api/auth/user')).status).toBe(200);
   expect(await storage.get()).toEqual({ accessToken: 'fresh', refreshToken: 'kept' });
+});
+
+describe('@svc/client Web Storage token storages (docs/client.md "Storage")', () => {
+  /** A Web Storage of a map (Node has none). */
+  function mapStorage() {
+    const map = new Map<string, string>();
+    return {
+      map,
+      getItem: (key: string) => map.get(key) ?? null,
+      setItem: (key: string, value: string) => void map.set(key, value),
+      removeItem: (key: string) => void map.delete(key),
+    };
+  }
+
+  it('keeps the pair as JSON under its key; shared for localStorage, this tab only for sessionStorage', () => {
+    for (const [make, shared] of [
+      [localTokenStorage, true],
+      [sessionTokenStorage, false],
+    ] as const) {
+      const web = mapStorage();
+      const storage = make('app.auth', web);
+      expect(storage.shared).toBe(shared);
+      storage.set({ accessToken: 'a', refreshToken: 'r' });
+      expect(JSON.parse(web.map.get('app.auth')!)).toEqual({ accessToken: 'a', refreshToken: 'r' });
+      expect(storage.get()).toEqual({ accessToken: 'a', refreshToken: 'r' });
+      web.map.set('app.auth', 'not json');
+      expect(storage.get()).toBeNull();
+      storage.set(null);
+      expect(web.map.has('app.auth')).toBe(false);
+    }
+    // Node has no sessionStorage: the error says what to use instead.
+    expect(() => sessionTokenStorage()).toThrow(/use memoryStorage/);
+  });
 });

@@ -14,7 +14,13 @@ export type { ClientErrorCode, SvcErrorItem } from './errors.js';
 export { SVC_ERROR_CODES, type SvcErrorCode } from './codes.js';
 export type { EventsOptions, EventsStatus, EventsSubscription, SvcEvent } from './events.js';
 export type { SignedOutReason } from './refresh.js';
-export { localTokenStorage, memoryStorage, type TokenPair, type TokenStorage } from './storage.js';
+export {
+  localTokenStorage,
+  memoryStorage,
+  sessionTokenStorage,
+  type TokenPair,
+  type TokenStorage,
+} from './storage.js';
 export type { WebSocketConstructor, WebSocketLike } from './platform.js';
 export type { components, paths } from './schema.js';
 // SPEC-3 §2 organizations

@@ -49,6 +49,7 @@ const global = globalThis as unknown as {
   navigator?: { locks?: LockManagerLike; credentials?: CredentialsLike };
   BroadcastChannel?: new (name: string) => ChannelLike;
   localStorage?: StorageLike;
+  sessionStorage?: StorageLike;
   WebSocket?: WebSocketConstructor;
   window?: unknown;
 };
@@ -66,6 +67,15 @@ export function openChannel(name: string): ChannelLike | undefined {
 export function browserStorage(): StorageLike | undefined {
   try {
     return global.localStorage ?? undefined; // throws in some privacy modes
+  } catch {
+    return undefined;
+  }
+}
+
+/** This tab's `sessionStorage`, where there is one. */
+export function tabStorage(): StorageLike | undefined {
+  try {
+    return global.sessionStorage ?? undefined; // throws in some privacy modes
   } catch {
     return undefined;
   }

@@ -1,4 +1,4 @@
-import { base64urlBinary, browserStorage, type StorageLike } from './platform.js';
+import { base64urlBinary, browserStorage, tabStorage, type StorageLike } from './platform.js';
 
 /** The token pair of a login (SPEC "Tokens (JWT)"). `refreshToken` is null when the server does not rotate. */
 export interface TokenPair {
@@ -36,8 +36,25 @@ export function memoryStorage(): TokenStorage {
 export function localTokenStorage(key = 'svc.auth', storage?: StorageLike): TokenStorage {
   const store = storage ?? browserStorage();
   if (!store) throw new Error('localTokenStorage: no localStorage here; use memoryStorage()');
+  return webTokenStorage(key, store, true);
+}
+
+/**
+ * The pair in this tab's `sessionStorage` under `key`: a reload keeps it, closing the tab ends it, and no other
+ * tab sees it (each tab signs in on its own; pass `crossTab: false`). Readable by the page's scripts as
+ * `localStorage` is (docs/client.md "Storage").
+ * @example createClient({ baseUrl, storage: sessionTokenStorage('my-admin.auth'), crossTab: false })
+ */
+export function sessionTokenStorage(key = 'svc.auth', storage?: StorageLike): TokenStorage {
+  const store = storage ?? tabStorage();
+  if (!store) throw new Error('sessionTokenStorage: no sessionStorage here; use memoryStorage()');
+  return webTokenStorage(key, store, false);
+}
+
+/** The pair as JSON under `key` of a Web Storage; `shared` when other tabs read and write the same one. */
+function webTokenStorage(key: string, store: StorageLike, shared: boolean): TokenStorage {
   return {
-    shared: true,
+    shared,
     get() {
       const text = store.getItem(key);
       if (!text) return null;

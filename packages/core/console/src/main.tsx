@@ -2,7 +2,7 @@
 // @svc/client (in cookie mode where cookie sessions are on) on the API's own origin and @svc/react.
 import { StrictMode, useEffect, useRef, useState, type FormEvent } from 'react';
 import { createRoot } from 'react-dom/client';
-import { createClient, SvcApiError, type SvcClient, type TokenPair, type TokenStorage } from '@svc/client';
+import { createClient, sessionTokenStorage, SvcApiError, type SvcClient } from '@svc/client';
 import { SvcProvider, useSession } from '@svc/react';
 import { locale, t } from './i18n.js';
 import { API_BASE, call, messageOf } from './api.js';
@@ -319,38 +319,17 @@ function App() {
   return <SignIn refusal={refusal} onAttempt={() => setRefusal(null)} />;
 }
 
-/**
- * The bearer mode's token pair in this tab's `sessionStorage` (docs/admin-console.md "Sign-in"): a reload keeps
- * the superuser signed in, closing the tab ends it, and no other tab of the origin (the project's own app)
- * sees it. The page's Content-Security-Policy runs no script but the console's own.
- */
-function tabStorage(): TokenStorage {
-  const key = 'svc.admin-console';
-  return {
-    get() {
-      try {
-        const text = sessionStorage.getItem(key);
-        return text ? (JSON.parse(text) as TokenPair) : null;
-      } catch {
-        return null;
-      }
-    },
-    set(pair) {
-      try {
-        if (pair) sessionStorage.setItem(key, JSON.stringify(pair));
-        else sessionStorage.removeItem(key);
-      } catch {
-        // No storage (a private window's quota): the pair is lost at the next reload, nothing else.
-      }
-    },
-  };
-}
-
 const client =
   SESSION === 'cookie'
     ? createClient({ baseUrl: location.origin, apiBase: API_BASE, session: 'cookie' })
-    : // One tab's pair: nothing to coordinate with other tabs.
-      createClient({ baseUrl: location.origin, apiBase: API_BASE, storage: tabStorage(), crossTab: false });
+    : // The bearer pair in this tab's sessionStorage (docs/admin-console.md "Sign-in and the session"): a
+      // reload keeps the superuser signed in, and no other tab of the origin (the project's own app) sees it.
+      createClient({
+        baseUrl: location.origin,
+        apiBase: API_BASE,
+        storage: sessionTokenStorage('svc.admin-console'),
+        crossTab: false,
+      });
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <SvcProvider client={client} events={false}>
