@@ -566,6 +566,7 @@ describeEachDatabase('Index hit of the webhook delivery claim', (database: TestD
   let app: TestApp;
   const { stream, lines } = logCapture();
   const DELIVERIES = 4_000;
+  const endpointId = randomUUID();
 
   beforeAll(async () => {
     app = await startTestApp({
@@ -576,7 +577,6 @@ describeEachDatabase('Index hit of the webhook delivery claim', (database: TestD
     const endpoint = tableOf(app, 'webhooks', 'webhookEndpoint');
     const event = tableOf(app, 'webhooks', 'webhookEvent');
     const delivery = tableOf(app, 'webhooks', 'webhookDelivery');
-    const endpointId = randomUUID();
     const now = Date.now();
     await seed(app, endpoint, 1, () => ({
       id: endpointId,
@@ -592,11 +592,11 @@ describeEachDatabase('Index hit of the webhook delivery claim', (database: TestD
       data: '{}',
       createdAt: new Date(now - i * 1000),
     }));
-    // Delivered ones, and a few pending that are not due yet (the worker claims none of them).
+    // Delivered ones, one in twenty failed, and a few pending that are not due yet (the worker claims none).
     await seed(app, delivery, DELIVERIES, (i) => ({
       eventId: events[i],
       endpointId,
-      status: i % 100 === 0 ? 'pending' : 'succeeded',
+      status: i % 100 === 0 ? 'pending' : i % 20 === 5 ? 'failed' : 'succeeded',
       attempts: 1,
       nextAttemptAt: i % 100 === 0 ? new Date(now + 3_600_000) : null,
       createdAt: new Date(now - i * 1000),
@@ -630,5 +630,42 @@ describeEachDatabase('Index hit of the webhook delivery claim', (database: TestD
       grown: [],
       plan: expect.arrayContaining([expect.stringContaining(`${delivery}_due_idx`)]),
     });
+  });
+
+  // docs/performance.md "An endpoint's failed deliveries": the console's failed view of an endpoint, its page and
+  // its bounded count, reads the failed index (the failures only), not every delivery of the endpoint.
+  it("lists an endpoint's failed deliveries through the failed index, page and count", async () => {
+    const delivery = getTableName(tableOf(app, 'webhooks', 'webhookDelivery'));
+    const admin = await app.loginAs(
+      await app.createUser({ username: 'deliveries-admin', isSuperuser: true }),
+    );
+    const res = await admin.get(`/api/admin/webhooks/${endpointId}/deliveries?status=failed&pageSize=25`, {
+      headers: { 'X-Request-ID': 'ih-failed-deliveries' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.total).toBe(DELIVERIES / 20);
+    expect(res.body.data.items.map((d: { status: string }) => d.status)).toEqual(Array(25).fill('failed'));
+    const records = () =>
+      lines.map((line) => JSON.parse(line) as { message: string; params?: unknown[]; request_id?: string });
+    await eventually(() =>
+      records().some((r) => r.request_id === 'ih-failed-deliveries' && /^GET /.test(r.message)),
+    );
+    const reads = records().filter(
+      (r) =>
+        r.request_id === 'ih-failed-deliveries' &&
+        r.message.startsWith('SQL ') &&
+        r.message.includes(delivery),
+    );
+    expect(reads).toHaveLength(2);
+    for (const read of reads) {
+      const { lines: plan, scanned } = await planOf(app, {
+        sql: read.message.slice(4),
+        params: read.params ?? [],
+      });
+      expect({ scanned, plan }).toEqual({
+        scanned: expect.not.arrayContaining([delivery]),
+        plan: expect.arrayContaining([expect.stringContaining(`${delivery}_failed_idx`)]),
+      });
+    }
   });
 });

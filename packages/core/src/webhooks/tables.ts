@@ -75,6 +75,14 @@ export function webhookTables(settings: Settings, dialect: Dialect) {
         .on(t.nextAttemptAt)
         .where(sql`${sql.identifier('status')} = 'pending'`),
       x.index(`${deliveryName}_endpoint_idx`).on(t.endpointId, t.id),
+      // An endpoint's failed deliveries, newest first: the deliveries list's `status=failed` page and its count
+      // (SPEC-3 §3), which the endpoint index answers only by reading every delivery of the endpoint (150 ms at
+      // a million; docs/performance.md "An endpoint's failed deliveries"). Failures are a small share, and a
+      // delivery enters the index once, when it fails: neither the insert nor a successful settlement writes it.
+      x
+        .index(`${deliveryName}_failed_idx`)
+        .on(t.endpointId, t.id)
+        .where(sql`${sql.identifier('status')} = 'failed'`),
       x.index(`${deliveryName}_event_idx`).on(t.eventId),
     ],
   );
