@@ -34,7 +34,10 @@ export function createRbacStore(db: Database, tables: CoreTables) {
   }
 
   /** Permissions of the given groups, by group id (one query); a group without any has an empty list. */
-  async function permissionsOfGroups(groupIds: number[], q: Orm = orm): Promise<Map<number, PermissionRow[]>> {
+  async function permissionsOfGroups(
+    groupIds: number[],
+    q: Orm = orm,
+  ): Promise<Map<number, PermissionRow[]>> {
     const byGroup = new Map<number, PermissionRow[]>(groupIds.map((id) => [id, []]));
     if (groupIds.length === 0) return byGroup;
     // Plain rows, as the driver gives them (allIn): the fields need no decoding.
