@@ -7,7 +7,7 @@ import { useState, type FormEvent } from 'react';
 import { call, type Group, type Permission } from './api.js';
 import { t } from './i18n.js';
 import { navigate, useLocation, withQuery } from './router.js';
-import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
+import { PageSize, Pager, SearchForm, pagingOf, pagingInUrl } from './list.js';
 import { ErrorMessage, Notice, useAction, useLoad } from './ui.js';
 
 const PAGE_SIZES = [25, 50, 100];
@@ -21,8 +21,7 @@ export function GroupsPage() {
     navigate(
       withQuery('/groups', {
         search: next.search,
-        page: next.page === 1 ? undefined : next.page,
-        pageSize: sizeInUrl(next.pageSize, 25),
+        ...pagingInUrl(next.page, next.pageSize, 25),
       }),
     );
   };

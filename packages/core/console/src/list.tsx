@@ -11,8 +11,14 @@ export function pagingOf(query: URLSearchParams, sizes: readonly number[], fallb
 }
 
 /** A page size other than the default for the URL; the default stays out of it. */
-export const sizeInUrl = (pageSize: number, fallback: number) =>
+const sizeInUrl = (pageSize: number, fallback: number) =>
   pageSize === fallback ? undefined : pageSize;
+
+/** `page` and `pageSize` as a list's URL holds them: the first page and the default size stay out of it. */
+export const pagingInUrl = (page: number, pageSize: number, fallback: number) => ({
+  page: page === 1 ? undefined : page,
+  pageSize: sizeInUrl(pageSize, fallback),
+});
 
 /** The page-size choice; a change goes back to the first page. */
 export function PageSize(props: { sizes: readonly number[]; value: number; onChange(size: number): void }) {

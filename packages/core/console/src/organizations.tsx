@@ -10,7 +10,7 @@ import { call, type Paged } from './api.js';
 import { t } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { useConfirm } from './confirm.js';
-import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
+import { PageSize, Pager, SearchForm, pagingOf, pagingInUrl } from './list.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad } from './ui.js';
 
 export interface Organization {
@@ -53,8 +53,7 @@ export function OrganizationsPage() {
     navigate(
       withQuery('/organizations', {
         search: next.search,
-        page: next.page === 1 ? undefined : next.page,
-        pageSize: sizeInUrl(next.pageSize, 25),
+        ...pagingInUrl(next.page, next.pageSize, 25),
       }),
     );
   };
@@ -159,8 +158,7 @@ export function OrganizationPage({ id }: { id: string }) {
     navigate(
       withQuery(base, {
         search: next.search,
-        page: next.page === 1 ? undefined : next.page,
-        pageSize: sizeInUrl(pageSize, 25),
+        ...pagingInUrl(next.page, pageSize, 25),
       }),
       true,
     );

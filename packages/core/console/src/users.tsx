@@ -8,7 +8,7 @@ import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { ErrorMessage, Notice, formatTime, markFirstPage, useAction, useLoad, yesNo } from './ui.js';
 import { InviteUser } from './invite.js';
-import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
+import { PageSize, Pager, SearchForm, pagingOf, pagingInUrl } from './list.js';
 
 const COLUMNS: { key: string; label: TextKey }[] = [
   { key: 'username', label: 'username' },
@@ -33,8 +33,7 @@ export function UsersPage() {
       withQuery('/users', {
         search: next.search,
         orderBy: next.orderBy === '-createdAt' ? undefined : next.orderBy,
-        page: next.page === 1 ? undefined : next.page,
-        pageSize: sizeInUrl(next.pageSize, 25),
+        ...pagingInUrl(next.page, next.pageSize, 25),
       }),
     );
   };

@@ -8,7 +8,7 @@ import { call, type Paged } from './api.js';
 import { t, type TextKey } from './i18n.js';
 import { Link, navigate, useLocation, withQuery } from './router.js';
 import { useConfirm } from './confirm.js';
-import { PageSize, Pager, SearchForm, pagingOf, sizeInUrl } from './list.js';
+import { PageSize, Pager, SearchForm, pagingOf, pagingInUrl } from './list.js';
 import { ErrorMessage, Notice, formatTime, useAction, useLoad, yesNo } from './ui.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.js';
 
@@ -297,8 +297,7 @@ function Deliveries({ id, path, round }: { id: string; path: string; round: numb
     navigate(
       withQuery(`/webhooks/${encodeURIComponent(id)}`, {
         status: next.status,
-        page: next.page === 1 ? undefined : next.page,
-        pageSize: sizeInUrl(next.pageSize, 25),
+        ...pagingInUrl(next.page, next.pageSize, 25),
       }),
       true,
     );
