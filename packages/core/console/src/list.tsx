@@ -11,8 +11,7 @@ export function pagingOf(query: URLSearchParams, sizes: readonly number[], fallb
 }
 
 /** A page size other than the default for the URL; the default stays out of it. */
-const sizeInUrl = (pageSize: number, fallback: number) =>
-  pageSize === fallback ? undefined : pageSize;
+const sizeInUrl = (pageSize: number, fallback: number) => (pageSize === fallback ? undefined : pageSize);
 
 /** `page` and `pageSize` as a list's URL holds them: the first page and the default size stay out of it. */
 export const pagingInUrl = (page: number, pageSize: number, fallback: number) => ({
