@@ -32,7 +32,7 @@ export async function runWebhooks(argv) {
   const MAX_IN_FLIGHT = 64;
   const PLAN = quick
     ? { rounds: 1, duration: 1, connections: 10 }
-    : { rounds: 5, duration: 3, connections: 10 };
+    : { rounds: 8, duration: 3, connections: 10 };
   const pgUrl = process.env.SVC_TEST_POSTGRES_URL,
     redisUrl = process.env.SVC_TEST_REDIS_URL;
   if (!pgUrl || !redisUrl)
@@ -272,7 +272,11 @@ export async function runWebhooks(argv) {
       };
     const samples = Object.fromEntries(Object.keys(jobs).map((k) => [k, []]));
     for (let round = 0; round < PLAN.rounds; round++) {
-      for (const [name, j] of Object.entries(jobs)) {
+      // Each pair's order alternates between rounds (on then off, off then on): both servers write the same
+      // database, whose tables and indexes grow through the rounds, so a fixed order would favour one side.
+      const order = Object.keys(jobs).map((name, i, names) => (round % 2 === 1 ? names[i ^ 1] : name));
+      for (const name of order) {
+        const j = jobs[name];
         const r = await ask({
           url: `http://127.0.0.1:${j.port}${j.path ?? j.paths[0]}`,
           ...(j.paths ? { paths: j.paths } : {}),
