@@ -219,6 +219,7 @@ export function createAccountService(deps: AccountServiceDeps) {
             groupIds,
           },
           recordCreated(),
+          ports.get('webhooks').recordWith,
         );
       } catch (error) {
         // SPEC-3 §7 rule 9: a parallel invitation took the address or the name since the check above (on

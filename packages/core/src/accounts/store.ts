@@ -3,7 +3,8 @@ import { and, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-or
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
-import type { AccountChange } from '../kernel/ports.js';
+import { insertUserTogether } from '../kernel/db/user-update.js';
+import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
 import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
 
@@ -109,7 +110,9 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
     },
     /**
      * An invited user: active, without a usable password (the marker never verifies), email unverified,
-     * in the given groups (checked by the caller with `unknownGroups`).
+     * in the given groups (checked by the caller with `unknownGroups`). `record` writes the `user.created`
+     * event in the insert's transaction; with `recordWith` (PostgreSQL, webhooks on) and no groups, the insert
+     * and its event are one statement instead.
      */
     async insertInvited(
       values: {
@@ -121,15 +124,25 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
         groupIds: number[];
       },
       record?: (tx: Orm, row: typeof user.$inferSelect) => Promise<void>,
+      recordWith?: WebhookOutbox['recordWith'],
     ) {
       const { groupIds, ...fields } = values;
       const id = randomUUID();
+      const invited = {
+        id,
+        ...fields,
+        isActive: true,
+        isSuperuser: false,
+        passwordHash: INVITED_PASSWORD_HASH,
+      };
+      if (groupIds.length === 0) {
+        // No groups: one statement, with its event on PostgreSQL (kernel/db/user-update.ts).
+        if (record && recordWith) return insertUserTogether(db, user, invited, recordWith);
+        if (!record) return (await db.orm.insert(user).values(invited).returning())[0]!;
+      }
       // One transaction: the user, their groups and (SPEC-3 §3) the `user.created` webhook event.
       return db.transaction(async (tx) => {
-        const [row] = await tx
-          .insert(user)
-          .values({ id, ...fields, isActive: true, isSuperuser: false, passwordHash: INVITED_PASSWORD_HASH })
-          .returning();
+        const [row] = await tx.insert(user).values(invited).returning();
         if (groupIds.length > 0) {
           await tx.insert(core.userGroup).values(groupIds.map((groupId) => ({ userId: id, groupId })));
         }

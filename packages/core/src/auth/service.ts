@@ -547,6 +547,7 @@ export async function createAuthService(deps: AuthServiceDeps) {
             isSuperuser: false,
           },
           recorder((webhooks, tx, row: UserRow) => webhooks.record(tx, 'user.created', toUserOut(row))),
+          ports.get('webhooks').recordWith,
         );
         // SPEC-2 "Email verification": a registration with an email gets a verification link.
         if (email) ports.find('accounts')?.sendVerification(created.id);

@@ -9,8 +9,14 @@ import {
   placeholderFor,
 } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
-import { updateUserRow, updateUserTogether, type UpdateTogether } from '../kernel/db/user-update.js';
+import {
+  insertUserTogether,
+  updateUserRow,
+  updateUserTogether,
+  type UpdateTogether,
+} from '../kernel/db/user-update.js';
 import { sameEmail } from '../kernel/identity.js';
+import type { WebhookOutbox } from '../kernel/ports.js';
 import { deleteUntilGone as deleteRefreshUntilGone } from './refresh-deletion.js';
 import { sessionStateColumn, sessionWrites, type LoginSession } from './session-store.js';
 import type { SessionTable } from './tables.js';
@@ -421,15 +427,21 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
         .limit(1);
       return rows[0];
     },
-    /** Inserts the user; `record` runs in the insert's transaction (SPEC-3 §3: the webhook outbox). */
+    /**
+     * Inserts the user; `record` runs in the insert's transaction (SPEC-3 §3: the webhook outbox). With
+     * `recordWith` (PostgreSQL, webhooks on), the insert and its `user.created` are one statement instead.
+     */
     async insertUser(
       values: CoreTables['user']['$inferInsert'],
       record?: (tx: Orm, row: UserRow) => Promise<void>,
+      recordWith?: WebhookOutbox['recordWith'],
     ): Promise<UserRow> {
       if (!record) {
         const [row] = await orm.insert(user).values(values).returning();
         return row!;
       }
+      // On PostgreSQL the insert and its event in one statement (kernel/db/user-update.ts).
+      if (recordWith) return insertUserTogether(db, user, values, recordWith);
       return db.transaction(async (tx) => {
         const [row] = await tx.insert(user).values(values).returning();
         await record(tx, row!);

@@ -6,6 +6,8 @@ import {
   type ReceivedWebhook,
   type WebhookReceiver,
 } from '../../../../testing/webhook-receiver.js';
+import { createAccountStore } from '../accounts/store.js';
+import type { AccountTables } from '../accounts/tables.js';
 import type { Orm } from '../kernel/db/database.js';
 import type { AccountMail, OrganizationInvitationMail } from '../kernel/ports.js';
 import { createOrganizationManager } from '../organizations/manage.js';
@@ -625,6 +627,71 @@ describeEachDatabase('Webhooks: events of every change, in the change’s transa
       expect(fresh.json.data.lastLoginAt).toBe('2026-01-02T03:04:05.678Z');
       expect(await eventsAbout(hana.id)).toEqual(['user.updated', 'user.updated', 'user.updated']);
       await store.close();
+    });
+
+    it('an invitation or a registration stores user.created as GET shows it, in one statement on PostgreSQL, nothing when refused', async () => {
+      const rt = app.app.runtime;
+      const { core } = tables();
+      const outbox = rt.ports.get('webhooks');
+      // Through the routes: an invitation without groups (one statement on PostgreSQL), one with a group (its
+      // transaction) and a registration; each event is the user as the admin route shows it.
+      const group = await admin.post('/api/admin/permissions/groups', { name: 'ev_invited' });
+      expect(group.status).toBe(201);
+      const created: string[] = [];
+      for (const body of [
+        { email: 'ev-jade@example.com', firstName: 'Jade' },
+        { email: 'ev-kim@example.com', groupIds: [group.body.data.id] },
+      ]) {
+        const invited = await admin.post('/api/admin/user/invite', body);
+        expect(invited.status).toBe(201);
+        created.push(invited.body.data.id);
+      }
+      const registered = await app.post('/api/auth/register', {
+        username: 'ev_lou',
+        password: 'correct-horse-battery',
+        email: 'lou@example.com',
+      });
+      expect(registered.status).toBe(201);
+      created.push(registered.body.data.id);
+      for (const id of created) {
+        const shown = (await admin.get(`/api/admin/user/${id}`)).body.data;
+        expect((await eventFor('user.created', id)).json.data).toEqual(shown);
+        expect(await eventsAbout(id)).toEqual(['user.created']);
+      }
+
+      // The store's choice: on PostgreSQL the insert carries its event (the transaction's `record` is not
+      // called); SQLite runs the transaction.
+      const accounts = createAccountStore(rt.authDb, rt.tables.accounts as unknown as AccountTables, core);
+      let transactionRecorded = 0;
+      const record = async (tx: Orm, row: StoredUser) => {
+        transactionRecorded++;
+        await outbox.record(tx, 'user.created', toUserOut(row));
+      };
+      const values = { firstName: '', lastName: '', isStaff: false, groupIds: [] };
+      const mia = await accounts.insertInvited(
+        { ...values, username: 'ev_mia', email: 'mia@example.com' },
+        record,
+        outbox.recordWith,
+      );
+      expect(transactionRecorded).toBe(database.dialect === 'pg' ? 0 : 1);
+      expect(mia).toMatchObject({ username: 'ev_mia', email: 'mia@example.com', isActive: true });
+      expect((await eventFor('user.created', mia.id)).json.data).toEqual(
+        (await admin.get(`/api/admin/user/${mia.id}`)).body.data,
+      );
+
+      // An insert the database refuses (the name is taken) stores no event and no user: one statement is atomic.
+      const before = await rt.authDb.orm.select().from(tables().hooks.webhookEvent);
+      await expect(
+        accounts.insertInvited(
+          { ...values, username: 'ev_mia', email: 'mia-again@example.com' },
+          record,
+          outbox.recordWith,
+        ),
+      ).rejects.toThrow();
+      expect(await rt.authDb.orm.select().from(tables().hooks.webhookEvent)).toHaveLength(before.length);
+      expect(
+        await rt.authDb.orm.select().from(core.user).where(eq(core.user.email, 'mia-again@example.com')),
+      ).toEqual([]);
     });
   });
 });

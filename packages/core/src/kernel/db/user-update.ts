@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm';
 import type { WebhookOutbox } from '../ports.js';
 import { toUserOut } from '../user-out.js';
@@ -117,6 +118,65 @@ export async function updateUserTogether(
   const change = changeStatement(db, user, set, guarded, (field) => together.expected[field] === null);
   const [raw] = await together.run(change, values);
   return raw ? userRowOf(user, raw) : undefined;
+}
+
+/** Insert statements of a user, kept per user table and set of columns given (see {@link changeStatement}). */
+const inserts = new WeakMap<UserTable, Map<string, SQL>>();
+
+/**
+ * A new user and their `user.created` in one statement (PostgreSQL, webhooks on: `WebhookOutbox.recordWith`),
+ * where a transaction of the insert and the outbox took four round trips (BEGIN, the insert, the outbox,
+ * COMMIT) while its outbox rows held their endpoint's row lock (docs/performance.md "Webhooks"). The event
+ * shows the user as inserted, so the fields it shows are given here rather than left to the table's defaults
+ * (the same values as those defaults); the row comes back as the database stored it. A unique violation (a
+ * parallel insert of the name or the address) throws as the insert alone would, and stores no event.
+ */
+export async function insertUserTogether(
+  db: Database,
+  user: UserTable,
+  values: UserTable['$inferInsert'],
+  recordWith: NonNullable<WebhookOutbox['recordWith']>,
+): Promise<UserRow> {
+  const given = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+  const row = {
+    id: randomUUID(),
+    email: null,
+    firstName: '',
+    lastName: '',
+    isActive: true,
+    isStaff: false,
+    isSuperuser: false,
+    emailVerifiedAt: null,
+    lastLoginAt: null,
+    createdAt: new Date(),
+    ...given,
+  } as UserTable['$inferInsert'] & UserRow;
+  const keys = (Object.keys(row) as (keyof UserRow)[]).sort();
+  const shape = keys.join(',');
+  let kept = inserts.get(user);
+  if (!kept) inserts.set(user, (kept = new Map()));
+  let statement = kept.get(shape);
+  if (!statement) {
+    statement = db.orm
+      .insert(user)
+      // Placeholders stand for every value given (drizzle types `values` by the keys a row must have).
+      .values(
+        Object.fromEntries(
+          keys.map((key) => [key, placeholderFor(user[key], `v_${key}`)]),
+        ) as unknown as UserTable['$inferInsert'],
+      )
+      .returning()
+      .getSQL();
+    if (kept.size >= KEPT_SHAPES) kept.clear();
+    kept.set(shape, statement);
+  }
+  const [raw] = await recordWith(
+    statement,
+    Object.fromEntries(keys.map((key) => [`v_${key}`, row[key]])),
+    'user.created',
+    toUserOut(row),
+  );
+  return userRowOf(user, raw!);
 }
 
 /**
