@@ -8,7 +8,8 @@
 //    its `timestamp` (the change's time). Target: p99 < 2 s at 500 events/s.
 // 2. Ratios: the logged write (`POST /api/notes/:id/archive`, activity log on) and the admin user write
 //    (`PATCH /api/admin/user/{id}`, which records `user.updated` when on) against one server with webhooks on
-//    (one endpoint subscribed to every event) and one with them off, rounds interleaved, medians quoted.
+//    (one endpoint subscribed to every event) and one with them off, rounds interleaved (each pair's order
+//    alternating), a pair's ratio the median of its rounds' ratios.
 //    Target: on >= 90% of off. (The issue names `POST /api/admin/user`, which svc does not have: the admin route
 //    that creates a user, `POST /api/admin/user/invite` with its `user.created`, is measured, and the PATCH,
 //    the cheapest admin write with an event, beside it.)
