@@ -565,8 +565,15 @@ function openPostgres(options: OpenDatabaseOptions): Database {
     onnotice: () => undefined,
     prepare: true,
     // The server stops a statement past the bound itself (lock waits included) and answers 57014; the
-    // connection stays usable and goes back to the pool.
-    ...(options.server ? { connection: { statement_timeout: statementTimeoutMs } } : {}),
+    // connection stays usable and goes back to the pool. And each statement runs in one PostgreSQL process:
+    // a parallel plan (by default two workers beside the leader, for a scan of a large table) let one
+    // console list or count take every core of a small database host from the users' requests for as
+    // long as it ran (docs/performance.md "One process a statement": the activity log's combined filter cost
+    // 300 ms of CPU in 165 ms, 172 ms without workers in as long; its count is bounded by time anyway).
+    // (A string: postgres-js leaves a falsy value out of the start-up message.)
+    ...(options.server
+      ? { connection: { statement_timeout: statementTimeoutMs, max_parallel_workers_per_gather: '0' } }
+      : {}),
   });
   const faults = createFaultMemory();
   const bound = options.server

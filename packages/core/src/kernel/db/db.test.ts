@@ -272,6 +272,28 @@ describe('a PostgreSQL read within a time budget', () => {
     expect(await db.ping(3_000)).toBe(true);
   });
 
+  // docs/performance.md "One process a statement": no parallel workers on the server's connections, even for
+  // a plan PostgreSQL would otherwise run in parallel (made so here by costing parallelism at nothing).
+  it('plans no parallel workers on the server’s connections', async () => {
+    // Unnamed (allPlanned): the test below reads which statements the connection keeps prepared.
+    expect(await db.allPlanned(sql`show max_parallel_workers_per_gather`)).toEqual([
+      { max_parallel_workers_per_gather: '0' },
+    ]);
+    await db.exec(
+      'set parallel_setup_cost = 0; set parallel_tuple_cost = 0; set min_parallel_table_scan_size = 0',
+    );
+    try {
+      const plan = await db.allPlanned<{ 'QUERY PLAN': string }>(
+        sql`explain select count(*) from pg_class where relname like ${'%a%'}`,
+      );
+      expect(plan.map((row) => row['QUERY PLAN']).join('\n')).not.toMatch(/Gather|Parallel/);
+    } finally {
+      await db.exec(
+        'reset parallel_setup_cost; reset parallel_tuple_cost; reset min_parallel_table_scan_size',
+      );
+    }
+  });
+
   // docs/performance.md "The console's lists at a million users": a statement kept prepared may be run with a
   // generic plan from its sixth run on; the long reads (searches, filters, their counts) are planned for their
   // values every time. Seen from the one connection's prepared statements (pg_prepared_statements).
