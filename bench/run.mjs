@@ -806,7 +806,9 @@ function printConsoleData(name, result) {
   const { sizes } = result;
   console.log(
     `\n### ${name}: the console's lists at ${fmtInt(sizes.users)} users, ${fmtInt(sizes.activity)} activity entries ` +
-      `(seeded in ${fmtInt(result.seedMs / 1000)} s; text indexes ${fmtInt((result.textIndexMs ?? 0) / 1000)} s)\n`,
+      (result.reused
+        ? '(the database of an earlier run)\n'
+        : `(seeded in ${fmtInt(result.seedMs / 1000)} s; text indexes ${fmtInt((result.textIndexMs ?? 0) / 1000)} s)\n`),
   );
   const passes = [
     [
@@ -879,7 +881,18 @@ if ((only === 'pg' || consoleSizes) && !process.env.SVC_TEST_POSTGRES_URL) {
   console.error(`${consoleSizes ? '--console-sizes' : '--only pg'} needs SVC_TEST_POSTGRES_URL`);
   process.exit(2);
 }
-if (process.env.SVC_TEST_POSTGRES_URL && only !== 'sqlite') {
+/**
+ * `--data --console-sizes --reuse-project DIR`: the lists measured again on a project and database an earlier run
+ * kept (`--keep-database`), without seeding them again (about ten minutes at the full sizes).
+ */
+const reuseIndex = process.argv.indexOf('--reuse-project');
+const reuseProject = consoleSizes && reuseIndex > 0 ? process.argv[reuseIndex + 1] : undefined;
+if (reuseProject) {
+  const env = readFileSync(join(reuseProject, '.env'), 'utf8');
+  const url = /^SVC_AUTH_DATABASE_URL=(.*)$/m.exec(env)?.[1];
+  if (!url) throw new Error(`no SVC_AUTH_DATABASE_URL in ${reuseProject}/.env`);
+  databases.push(['PostgreSQL', { url, drop: async () => undefined }]);
+} else if (process.env.SVC_TEST_POSTGRES_URL && only !== 'sqlite') {
   // A fresh database for the run, dropped at the end.
   const postgres = (await import('./lib/pg.mjs')).default;
   databases.push(['PostgreSQL', await postgres.create(process.env.SVC_TEST_POSTGRES_URL)]);
@@ -893,7 +906,12 @@ try {
         try {
           const options = { plan: DATA_PLAN, ask: (job) => ask(loader, job, 'autocannon') };
           report.databases[name] = consoleSizes
-            ? await runConsoleData(name, dbUrl, { ...options, sizes: scaledConsoleSizes(scale) })
+            ? await runConsoleData(name, dbUrl, {
+                ...options,
+                sizes: scaledConsoleSizes(scale),
+                keep: process.argv.includes('--keep-database'),
+                reuse: reuseProject,
+              })
             : await runData(name, dbUrl, options);
         } finally {
           loader.kill();

@@ -356,16 +356,23 @@ async function clickThrough(base, token, routes, walks, during) {
  * Seeds a fresh PostgreSQL project at `sizes`, starts `svc serve` (activity log, organizations and webhooks on)
  * and measures each console list call under other users' load. `ask(job)` runs one autocannon job.
  */
-export async function runConsoleData(name, databaseUrl, { plan, ask, sizes = CONSOLE_SIZES }) {
+export async function runConsoleData(
+  name,
+  databaseUrl,
+  { plan, ask, sizes = CONSOLE_SIZES, keep = false, reuse },
+) {
   const log = (m) => console.error(`[bench --data --console-sizes ${name}] ${m}`);
-  const project = await createProject({ databaseUrl });
-  const out = { sizes, budget: CONSOLE_BUDGET, rows: {}, labels: {}, stall: {} };
+  // `reuse`: the folder of a project an earlier run kept (`keep`), its database seeded at these sizes.
+  const project = reuse ? { dir: reuse, remove() {} } : await createProject({ databaseUrl });
+  const out = { sizes, budget: CONSOLE_BUDGET, rows: {}, labels: {}, stall: {}, reused: Boolean(reuse) };
   const stops = [];
   try {
     log(`project ${project.dir}`);
-    const seedStarted = Date.now();
-    out.seed = await seedConsolePostgres(databaseUrl, sizes, log);
-    out.seedMs = Date.now() - seedStarted;
+    if (!reuse) {
+      const seedStarted = Date.now();
+      out.seed = await seedConsolePostgres(databaseUrl, sizes, log);
+      out.seedMs = Date.now() - seedStarted;
+    }
     const server = await startServe(
       project.dir,
       { activity_log_enabled: true, organizations_enabled: true, webhooks_enabled: true },
@@ -458,7 +465,8 @@ export async function runConsoleData(name, databaseUrl, { plan, ask, sizes = CON
     out.summarySaturated = await pass(out.rowsSaturated, {}, 'saturated');
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {});
-    project.remove();
+    if (keep) log(`kept the project ${project.dir} (--reuse-project)`);
+    else project.remove();
   }
   return out;
 }
