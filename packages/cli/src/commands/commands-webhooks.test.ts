@@ -110,6 +110,25 @@ describeEachDatabase('svc groups and svc users: webhook events of their changes'
   );
 
   it(
+    'svc users create stores user.created with the user as GET /admin/user/{id} shows it',
+    async () => {
+      await svc([
+        'users',
+        'create',
+        'cw_dana',
+        '--password',
+        'correct-horse-battery',
+        '--email',
+        'dana@example.com',
+      ]);
+      const [data] = (await stored('user.created')).filter((d) => d.username === 'cw_dana');
+      expect(data).toBeDefined();
+      expect(data).toEqual((await admin.get(`/api/admin/user/${data!.id}`)).body.data);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
     'svc users update --no-active ends the invitations the user sent; svc users delete emits organization.member_removed',
     async () => {
       const rt = app.app.runtime;

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { and, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Database, Orm } from '../kernel/db/database.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import { sameEmail } from '../kernel/identity.js';
-import { insertUserTogether } from '../kernel/db/user-update.js';
+import { insertUser } from '../kernel/db/user-update.js';
 import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
 import { INVITED_PASSWORD_HASH } from './constants.js';
 import type { AccountTables, AccountTokenPurpose } from './tables.js';
@@ -127,27 +126,20 @@ export function createAccountStore(db: Database, tables: AccountTables, core: Co
       recordWith?: WebhookOutbox['recordWith'],
     ) {
       const { groupIds, ...fields } = values;
-      const id = randomUUID();
-      const invited = {
-        id,
-        ...fields,
-        isActive: true,
-        isSuperuser: false,
-        passwordHash: INVITED_PASSWORD_HASH,
-      };
-      if (groupIds.length === 0) {
-        // No groups: one statement, with its event on PostgreSQL (kernel/db/user-update.ts).
-        if (record && recordWith) return insertUserTogether(db, user, invited, recordWith);
-        if (!record) return (await db.orm.insert(user).values(invited).returning())[0]!;
-      }
-      // One transaction: the user, their groups and (SPEC-3 §3) the `user.created` webhook event.
-      return db.transaction(async (tx) => {
-        const [row] = await tx.insert(user).values(invited).returning();
-        if (groupIds.length > 0) {
-          await tx.insert(core.userGroup).values(groupIds.map((groupId) => ({ userId: id, groupId })));
-        }
-        if (record) await record(tx, row!);
-        return row!;
+      const invited = { ...fields, isActive: true, isSuperuser: false, passwordHash: INVITED_PASSWORD_HASH };
+      // SPEC-3 §3: the `user.created` webhook event with the user and their groups (kernel/db/user-update.ts).
+      return insertUser(db, user, invited, {
+        record,
+        recordWith,
+        ...(groupIds.length > 0
+          ? {
+              alsoWrite: async (tx: Orm, row: typeof user.$inferSelect) => {
+                await tx
+                  .insert(core.userGroup)
+                  .values(groupIds.map((groupId) => ({ userId: row.id, groupId })));
+              },
+            }
+          : {}),
       });
     },
     /**

@@ -10,7 +10,7 @@ import {
 } from '../kernel/db/sql.js';
 import type { CoreTables } from '../kernel/db/tables.js';
 import {
-  insertUserTogether,
+  insertUser,
   updateUserRow,
   updateUserTogether,
   type UpdateTogether,
@@ -431,22 +431,12 @@ export function createAuthStore(db: Database, tables: CoreTables, session: Sessi
      * Inserts the user; `record` runs in the insert's transaction (SPEC-3 §3: the webhook outbox). With
      * `recordWith` (PostgreSQL, webhooks on), the insert and its `user.created` are one statement instead.
      */
-    async insertUser(
+    insertUser(
       values: CoreTables['user']['$inferInsert'],
       record?: (tx: Orm, row: UserRow) => Promise<void>,
       recordWith?: WebhookOutbox['recordWith'],
     ): Promise<UserRow> {
-      if (!record) {
-        const [row] = await orm.insert(user).values(values).returning();
-        return row!;
-      }
-      // On PostgreSQL the insert and its event in one statement (kernel/db/user-update.ts).
-      if (recordWith) return insertUserTogether(db, user, values, recordWith);
-      return db.transaction(async (tx) => {
-        const [row] = await tx.insert(user).values(values).returning();
-        await record(tx, row!);
-        return row!;
-      });
+      return insertUser(db, user, values, { record, recordWith });
     },
     /** Replaces the hash only while it is still `current` (a re-hash must never undo a password change). */
     async replaceHash(id: string, current: string, next: string): Promise<boolean> {

@@ -9,6 +9,7 @@ import {
   usernameLookupKeys,
 } from '../kernel/identity.js';
 import { textContains } from '../kernel/db/sql.js';
+import { insertUser } from '../kernel/db/user-update.js';
 import type { AccountChange, WebhookOutbox } from '../kernel/ports.js';
 import { toUserOut } from '../kernel/user-out.js';
 import { isLastActiveSuperuser, removesSuperuserPower, type StoredUser } from './store.js';
@@ -144,27 +145,28 @@ export function createUserManager(deps: UserManagerDeps) {
       const email = normaliseEmail(input.email);
       if (email) await assertEmailFree(email);
       const passwordHash = await deps.hashPassword(input.password);
-      const insert = (tx: Orm) =>
-        tx
-          .insert(user)
-          .values({
-            username,
-            email,
-            firstName: input.firstName ?? '',
-            lastName: input.lastName ?? '',
-            passwordHash,
-            isActive: input.isActive ?? true,
-            isStaff: input.isStaff ?? false,
-            isSuperuser: input.isSuperuser ?? false,
-          })
-          .returning();
       const webhooks = deps.webhooks;
-      if (!webhooks?.enabled) return (await insert(db.orm))[0]!;
-      return db.transaction(async (tx) => {
-        const [row] = await insert(tx);
-        await webhooks.record(tx, 'user.created', toUserOut(row!));
-        return row!;
-      });
+      // SPEC-3 §3: `user.created` with the insert (kernel/db/user-update.ts: one statement on PostgreSQL).
+      return insertUser(
+        db,
+        user,
+        {
+          username,
+          email,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          passwordHash,
+          isActive: input.isActive ?? true,
+          isStaff: input.isStaff ?? false,
+          isSuperuser: input.isSuperuser ?? false,
+        },
+        webhooks?.enabled
+          ? {
+              record: (tx, row) => webhooks.record(tx, 'user.created', toUserOut(row)),
+              recordWith: webhooks.recordWith,
+            }
+          : {},
+      );
     },
 
     /** Applies `input`; returns the names of the fields that changed (empty: nothing to do). */

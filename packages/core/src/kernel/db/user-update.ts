@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm';
 import type { WebhookOutbox } from '../ports.js';
 import { toUserOut } from '../user-out.js';
-import type { Database } from './database.js';
+import type { Database, Orm } from './database.js';
 import { placeholderFor } from './sql.js';
 import type { CoreTables } from './tables.js';
 
@@ -131,7 +131,7 @@ const inserts = new WeakMap<UserTable, Map<string, SQL>>();
  * (the same values as those defaults); the row comes back as the database stored it. A unique violation (a
  * parallel insert of the name or the address) throws as the insert alone would, and stores no event.
  */
-export async function insertUserTogether(
+async function insertUserTogether(
   db: Database,
   user: UserTable,
   values: UserTable['$inferInsert'],
@@ -177,6 +177,37 @@ export async function insertUserTogether(
     toUserOut(row),
   );
   return userRowOf(user, raw!);
+}
+
+/** What a new user's insert writes besides the row, for {@link insertUser}. */
+export interface UserInsertWrites {
+  /** The `user.created` event in the insert's transaction (`WebhookOutbox.record`); absent while webhooks are off. */
+  record?: (tx: Orm, row: UserRow) => Promise<void>;
+  /** PostgreSQL with webhooks on: the insert and that event in one statement instead, when nothing else is written. */
+  recordWith?: WebhookOutbox['recordWith'];
+  /** Other rows of the new user, in the insert's transaction (an invitation's groups). */
+  alsoWrite?: (tx: Orm, row: UserRow) => Promise<void>;
+}
+
+/**
+ * A new user, with what `writes` adds, in as few round trips as that allows: the insert alone when nothing else
+ * is written; the insert and its event in one statement when `recordWith` can (see {@link insertUserTogether});
+ * else one transaction of the insert, the other rows and the event.
+ */
+export async function insertUser(
+  db: Database,
+  user: UserTable,
+  values: UserTable['$inferInsert'],
+  { record, recordWith, alsoWrite }: UserInsertWrites = {},
+): Promise<UserRow> {
+  if (!record && !alsoWrite) return (await db.orm.insert(user).values(values).returning())[0]!;
+  if (record && recordWith && !alsoWrite) return insertUserTogether(db, user, values, recordWith);
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(user).values(values).returning();
+    await alsoWrite?.(tx, row!);
+    await record?.(tx, row!);
+    return row!;
+  });
 }
 
 /**
